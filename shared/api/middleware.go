@@ -1,0 +1,199 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"math"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/store"
+)
+
+// MaxBody is the request body limit of the contract: 20 MiB.
+const MaxBody = 20 << 20
+
+// Endpoint is one route of the API, served by one function.
+type Endpoint struct {
+	Name    string // the function's folder under functions/
+	Method  string // GET, POST or PUT
+	Path    string // below /v1, e.g. /flaky-tests/get-test-details
+	Public  bool   // true: no x-api-token (status, signed PUT, GitHub webhook)
+	Handler http.Handler
+}
+
+// Authenticator resolves an API token to its organization.
+type Authenticator interface {
+	Authenticate(ctx context.Context, token string) (org string, err error)
+}
+
+// Server wraps endpoints in the middleware every request passes.
+type Server struct {
+	Auth    Authenticator
+	Limiter *RateLimiter // nil: no rate limit
+	Log     *slog.Logger
+	Now     func() time.Time
+}
+
+// Wrap returns ep's handler behind the shared middleware.
+func (s *Server) Wrap(ep Endpoint) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := s.Now()
+		ctx, usage := store.WithUsage(r.Context())
+		info := &reqInfo{}
+		ctx = context.WithValue(ctx, infoKey{}, info)
+		ctx = withRequestID(ctx, RequestID(ctx))
+		r = r.WithContext(ctx)
+		sw := &statusWriter{ResponseWriter: w}
+		sw.Header().Set("x-request-id", RequestID(ctx))
+		defer func() {
+			if p := recover(); p != nil {
+				if sw.status == 0 {
+					WriteError(sw, r, errs.Wrap(errs.Internal, fmt.Errorf("panic: %v", p), "internal error"))
+				} else {
+					info.err = fmt.Errorf("panic after the response began: %v", p)
+				}
+			}
+			s.logLine(r, ep, sw.status, s.Now().Sub(start), usage, info)
+		}()
+		if err := s.admit(sw, r, ep); err != nil {
+			WriteError(sw, r, err)
+			return
+		}
+		ep.Handler.ServeHTTP(sw, r)
+	})
+}
+
+// admit runs the checks that come before any handler, in the order a
+// client can act on them: method, size, media type, token, rate.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) error {
+	if r.Method != ep.Method {
+		w.Header().Set("Allow", ep.Method)
+		return errs.E(errs.MethodNotAllowed, "%s %s is not allowed; use %s", r.Method, "/v1"+ep.Path, ep.Method)
+	}
+	if r.ContentLength > MaxBody {
+		return errs.E(errs.TooLarge, "request body is larger than 20 MiB (20971520 bytes)")
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+	if ep.Method == http.MethodPost && r.ContentLength != 0 {
+		if ct := r.Header.Get("Content-Type"); ct != "" {
+			mt, _, err := mime.ParseMediaType(ct)
+			if err != nil || (mt != "application/json" && !hasJSONSuffix(mt)) {
+				return errs.E(errs.UnsupportedMedia, "Content-Type must be application/json, got %q", ct)
+			}
+		}
+	}
+	if ep.Public {
+		return nil
+	}
+	token := r.Header.Get("x-api-token")
+	if token == "" {
+		return errs.E(errs.Unauthorized, "the x-api-token header is required")
+	}
+	org, err := s.Auth.Authenticate(r.Context(), token)
+	if err != nil {
+		return err
+	}
+	infoOf(r.Context()).org = org
+	if s.Limiter != nil {
+		if ok, wait := s.Limiter.Allow(org); !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			return errs.E(errs.RateLimited, "rate limit exceeded for organization %q; retry after %s", org, wait.Round(time.Millisecond))
+		}
+	}
+	return nil
+}
+
+func hasJSONSuffix(mt string) bool { return len(mt) > 5 && mt[len(mt)-5:] == "+json" }
+
+func (s *Server) logLine(r *http.Request, ep Endpoint, status int, d time.Duration, u *store.Usage, info *reqInfo) {
+	calls, capacity := u.Snapshot()
+	attrs := []slog.Attr{
+		slog.String("request_id", RequestID(r.Context())),
+		slog.String("org", info.org),
+		slog.String("endpoint", ep.Name),
+		slog.String("method", r.Method),
+		slog.Int("status", status),
+		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
+		slog.Int("ddb_calls", calls),
+		slog.Float64("ddb_capacity", capacity),
+	}
+	level := slog.LevelInfo
+	if info.err != nil {
+		attrs = append(attrs, slog.String("error", info.err.Error()))
+		if status >= 500 {
+			level = slog.LevelError
+		}
+	}
+	s.Log.LogAttrs(r.Context(), level, "request", attrs...)
+}
+
+// statusWriter remembers the status a handler wrote.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// reqInfo carries what the log line learns during a request.
+type reqInfo struct {
+	org string
+	err error
+}
+
+type infoKey struct{}
+
+func infoOf(ctx context.Context) *reqInfo {
+	i, _ := ctx.Value(infoKey{}).(*reqInfo)
+	return i
+}
+
+// Org is the organization of the request's token ("" on public endpoints).
+func Org(ctx context.Context) string {
+	if i := infoOf(ctx); i != nil {
+		return i.org
+	}
+	return ""
+}
+
+type requestIDKey struct{}
+
+func withRequestID(ctx context.Context, id string) context.Context {
+	if id == "" {
+		id = NewRequestID()
+	}
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestID is the id of the request being served: API Gateway's own when
+// deployed, a fresh one otherwise.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// NewRequestID returns a random request id.
+func NewRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

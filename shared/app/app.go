@@ -1,0 +1,172 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/config"
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/store"
+)
+
+// App is the built service.
+type App struct {
+	Config config.Config
+	Store  *store.Store
+	Log    *slog.Logger
+	Now    func() time.Time
+	NewID  func() string
+
+	server    *api.Server
+	endpoints []api.Endpoint
+}
+
+// Options override what New would otherwise build; zero values mean the
+// real thing.
+type Options struct {
+	DB    store.DB // default: a client for cfg's endpoint or AWS
+	Log   *slog.Logger
+	Now   func() time.Time
+	NewID func() string
+}
+
+// New builds the service.
+func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
+	a := &App{Config: cfg, Log: opt.Log, Now: opt.Now, NewID: opt.NewID}
+	if a.Now == nil {
+		a.Now = time.Now
+	}
+	if a.NewID == nil {
+		a.NewID = newEventID
+	}
+	if a.Log == nil {
+		a.Log = NewLogger(os.Stdout, cfg.LogLevel)
+	}
+	db := opt.DB
+	if db == nil {
+		c, err := DynamoClient(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		db = c
+	}
+	a.Store = store.New(db, cfg.TableName, a.Now)
+	a.server = &api.Server{
+		Auth: &api.CachedAuth{Store: a.Store, TTL: cfg.AuthCacheTTL, Now: a.Now},
+		Log:  a.Log,
+		Now:  a.Now,
+	}
+	if cfg.RateLimit > 0 {
+		a.server.Limiter = &api.RateLimiter{Rate: cfg.RateLimit, Burst: cfg.RateBurst, Now: a.Now}
+	}
+	a.endpoints = a.routes()
+	return a, nil
+}
+
+// DynamoClient builds the DynamoDB client: DynamoDB Local when
+// cfg.DynamoEndpoint is set (any credentials do), else AWS with the
+// standard credential chain.
+func DynamoClient(ctx context.Context, cfg config.Config) (*dynamodb.Client, error) {
+	opts := []func(*awsconfig.LoadOptions) error{}
+	if cfg.Region != "" {
+		opts = append(opts, awsconfig.WithRegion(cfg.Region))
+	}
+	if cfg.DynamoEndpoint != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("aws configuration: %w", err)
+	}
+	return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		if cfg.DynamoEndpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.DynamoEndpoint)
+		}
+	}), nil
+}
+
+// NewLogger is the JSON logger every process uses.
+func NewLogger(w *os.File, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+func newEventID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "msg_" + hex.EncodeToString(b[:])
+}
+
+// Endpoints lists every endpoint, in the order of the route table.
+func (a *App) Endpoints() []api.Endpoint { return a.endpoints }
+
+// Handler is the named function's handler behind the shared middleware.
+func (a *App) Handler(name string) (http.Handler, error) {
+	for _, ep := range a.endpoints {
+		if ep.Name == name {
+			return a.server.Wrap(ep), nil
+		}
+	}
+	return nil, fmt.Errorf("no function named %q", name)
+}
+
+// Function is what the named Lambda function runs.
+func (a *App) Function(name string) (api.LambdaHandler, error) {
+	h, err := a.Handler(name)
+	if err != nil {
+		return nil, err
+	}
+	return api.Lambda(h), nil
+}
+
+// Mux serves every endpoint under /v1 on one listener, each through the
+// Lambda adapter exactly as deployed. Unknown paths get a plain-text 404.
+func (a *App) Mux() http.Handler {
+	mux := http.NewServeMux()
+	for _, ep := range a.endpoints {
+		fn, _ := a.Function(ep.Name)
+		mux.Handle("/v1"+ep.Path, api.Bridge(fn, api.MaxBody))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		api.WriteError(w, r, errs.E(errs.NotFound, "no endpoint %s", strings.TrimSuffix(r.URL.Path, "/")))
+	})
+	return mux
+}
+
+// Main runs the named Lambda function: configuration from the environment,
+// the app built once per copy, and lambda.Start. A bad configuration stops
+// the copy at init with a clear message, before any request.
+func Main(name string) {
+	ctx := context.Background()
+	cfg, err := config.FromEnv(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	a, err := New(ctx, cfg, Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fn, err := a.Function(name)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	lambda.Start(fn)
+}

@@ -1,0 +1,74 @@
+// Package config owns the service's settings: one struct read once from the
+// environment at start, validated, with a clear message when wrong.
+package config
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is everything a function or the local server needs to know.
+type Config struct {
+	TableName      string        // TABLE_NAME: the single table (default "mainguard")
+	DynamoEndpoint string        // DYNAMODB_ENDPOINT: DynamoDB Local; empty means AWS
+	Region         string        // AWS_REGION (default us-east-1 with DYNAMODB_ENDPOINT)
+	PublicAppURL   string        // PUBLIC_APP_URL: base of links to the web app
+	EnumCase       string        // ENUM_CASE: "upper" (default) or "lower" merge-queue enums
+	RateLimit      float64       // RATE_LIMIT_RPS per organization, 0 disables (default 100)
+	RateBurst      int           // RATE_LIMIT_BURST (default 200)
+	AuthCacheTTL   time.Duration // AUTH_CACHE_SECONDS: how long a warm copy trusts a token (default 30)
+	LogLevel       string        // LOG_LEVEL: debug, info (default), warn, error
+}
+
+// FromEnv reads the configuration through getenv (os.Getenv in a main).
+func FromEnv(getenv func(string) string) (Config, error) {
+	c := Config{
+		TableName:      or(getenv("TABLE_NAME"), "mainguard"),
+		DynamoEndpoint: getenv("DYNAMODB_ENDPOINT"),
+		Region:         getenv("AWS_REGION"),
+		PublicAppURL:   or(getenv("PUBLIC_APP_URL"), "https://app.mainguard.dev"),
+		EnumCase:       strings.ToLower(or(getenv("ENUM_CASE"), "upper")),
+		LogLevel:       strings.ToLower(or(getenv("LOG_LEVEL"), "info")),
+	}
+	var problems []string
+	num := func(name, def string, bits int) float64 {
+		v, err := strconv.ParseFloat(or(getenv(name), def), bits)
+		if err != nil || v < 0 {
+			problems = append(problems, fmt.Sprintf("%s must be a number ≥ 0, got %q", name, getenv(name)))
+		}
+		return v
+	}
+	c.RateLimit = num("RATE_LIMIT_RPS", "100", 64)
+	c.RateBurst = int(num("RATE_LIMIT_BURST", "200", 64))
+	c.AuthCacheTTL = time.Duration(num("AUTH_CACHE_SECONDS", "30", 64) * float64(time.Second))
+	if c.Region == "" && c.DynamoEndpoint != "" {
+		c.Region = "us-east-1"
+	}
+	if c.EnumCase != "upper" && c.EnumCase != "lower" {
+		problems = append(problems, fmt.Sprintf("ENUM_CASE must be upper or lower, got %q", c.EnumCase))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		problems = append(problems, fmt.Sprintf("LOG_LEVEL must be debug, info, warn or error, got %q", c.LogLevel))
+	}
+	if c.RateLimit > 0 && c.RateBurst < 1 {
+		problems = append(problems, "RATE_LIMIT_BURST must be at least 1 when RATE_LIMIT_RPS is set")
+	}
+	if !strings.HasPrefix(c.PublicAppURL, "http://") && !strings.HasPrefix(c.PublicAppURL, "https://") {
+		problems = append(problems, fmt.Sprintf("PUBLIC_APP_URL must be an http(s) address, got %q", c.PublicAppURL))
+	}
+	if len(problems) > 0 {
+		return c, fmt.Errorf("configuration: %s", strings.Join(problems, "; "))
+	}
+	return c, nil
+}
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}

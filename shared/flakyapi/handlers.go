@@ -1,0 +1,132 @@
+package flakyapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/store"
+)
+
+// Handlers serves the /flaky-tests endpoints.
+type Handlers struct {
+	Store  *store.Store
+	Viewer Viewer
+	Now    func() time.Time
+	NewID  func() string // ids of outbox events
+}
+
+type getTestDetailsRequest struct {
+	Repo       *store.RepoRef `json:"repo"`
+	OrgURLSlug string         `json:"org_url_slug"`
+	TestID     string         `json:"test_id"`
+}
+
+// GetTestDetails serves POST /flaky-tests/get-test-details: one GetItem.
+func (h *Handlers) GetTestDetails() http.Handler {
+	return api.JSON(func(r *http.Request, req *getTestDetailsRequest) (any, error) {
+		repo, err := api.RequireRepo(req.Repo, "repo")
+		if err != nil {
+			return nil, err
+		}
+		if err := api.RequireString(req.OrgURLSlug, "org_url_slug"); err != nil {
+			return nil, err
+		}
+		id, err := api.RequireUUID(req.TestID, "test_id")
+		if err != nil {
+			return nil, err
+		}
+		org := api.Org(r.Context())
+		// Another organization's slug is answered exactly as an absent one.
+		if !strings.EqualFold(req.OrgURLSlug, org) {
+			return nil, errs.E(errs.NotFound, "organization %q not found", req.OrgURLSlug)
+		}
+		tc, err := h.Store.GetTestCase(r.Context(), org, repo, id)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]TestCase{"test": h.Viewer.Full(tc, h.Now())}, nil
+	})
+}
+
+type linkTicketRequest struct {
+	TestCaseID       string         `json:"test_case_id"`
+	ExternalTicketID string         `json:"external_ticket_id"`
+	Repo             *store.RepoRef `json:"repo"`
+}
+
+// ticketRE is the shape of Jira keys and Linear ids alike: PROJ-123.
+var ticketRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]+-[0-9]+$`)
+
+// TicketLinked is the payload of the test_case.ticket_linked webhook.
+type TicketLinked struct {
+	Type      string   `json:"type"`
+	Timestamp string   `json:"timestamp"`
+	TestCase  TestCase `json:"test_case"`
+	Ticket    Ticket   `json:"ticket"`
+}
+
+// Ticket names a linked ticket in events.
+type Ticket struct {
+	ID      string `json:"id"`
+	HTMLURL string `json:"html_url"`
+}
+
+// LinkTicket serves POST /flaky-tests/link-ticket-to-test-case. Checks run
+// in the contract's order: body shape (400), repository and test (404),
+// tracker setting (400).
+func (h *Handlers) LinkTicket() http.Handler {
+	return api.JSON(func(r *http.Request, req *linkTicketRequest) (any, error) {
+		id, err := api.RequireUUID(req.TestCaseID, "test_case_id")
+		if err != nil {
+			return nil, err
+		}
+		if err := api.RequireString(req.ExternalTicketID, "external_ticket_id"); err != nil {
+			return nil, err
+		}
+		key := strings.TrimSpace(req.ExternalTicketID)
+		if !ticketRE.MatchString(key) {
+			return nil, errs.E(errs.Invalid, "external_ticket_id must be a Jira key or a Linear id like PROJ-123, got %q", api.Clip(key))
+		}
+		repo, err := api.RequireRepo(req.Repo, "repo")
+		if err != nil {
+			return nil, err
+		}
+		ctx, org := r.Context(), api.Org(r.Context())
+		tc, err := h.Store.GetTestCase(ctx, org, repo, id)
+		if err != nil {
+			return nil, err
+		}
+		settings, err := h.Store.GetRepo(ctx, org, repo)
+		if err != nil {
+			return nil, err
+		}
+		var ticketURL string
+		switch {
+		case settings.JiraBaseURL != "":
+			ticketURL = strings.TrimRight(settings.JiraBaseURL, "/") + "/browse/" + key
+		case settings.LinearWorkspace != "":
+			ticketURL = "https://linear.app/" + settings.LinearWorkspace + "/issue/" + key
+		default:
+			return nil, errs.E(errs.Invalid, "no issue tracker is configured for this repository")
+		}
+		now := h.Now()
+		tc.Ticket = &store.Ticket{ID: key, HTMLURL: ticketURL}
+		payload, err := json.Marshal(TicketLinked{
+			Type: "test_case.ticket_linked", Timestamp: ts(now),
+			TestCase: h.Viewer.Full(tc, now), Ticket: Ticket{ID: key, HTMLURL: ticketURL},
+		})
+		if err != nil {
+			return nil, errs.Wrap(errs.Internal, err, "internal error")
+		}
+		ev := store.Event{ID: h.NewID(), Type: "test_case.ticket_linked", Payload: string(payload), CreatedAt: now}
+		if err := h.Store.LinkTicket(ctx, org, repo, id, *tc.Ticket, ev); err != nil {
+			return nil, err
+		}
+		return struct{}{}, nil
+	})
+}

@@ -1,0 +1,49 @@
+package store
+
+import (
+	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Key prefixes. Every item of an organization has a partition key that starts
+// with ORG#{slug}; the token item is the one exception, because a request
+// presents only the token and the token's hash is how we learn the org.
+const (
+	prefixOrg   = "ORG#"
+	prefixToken = "TOKEN#"
+	skOrg       = "ORG"
+	skToken     = "TOKEN"
+	skTest      = "TEST"
+	skEvent     = "EVENT"
+)
+
+func str(v string) *types.AttributeValueMemberS { return &types.AttributeValueMemberS{Value: v} }
+
+func key(pk, sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{AttrPK: str(pk), AttrSK: str(sk)}
+}
+
+func orgPK(slug string) string { return prefixOrg + slug }
+
+func orgKey(slug string) map[string]types.AttributeValue { return key(orgPK(slug), skOrg) }
+
+func tokenKey(hash string) map[string]types.AttributeValue { return key(prefixToken+hash, skToken) }
+
+func tokensGSI1PK(slug string) string { return orgPK(slug) + "#TOKENS" }
+
+func repoKey(slug string, r RepoRef) map[string]types.AttributeValue {
+	return key(orgPK(slug), "REPO#"+r.Key())
+}
+
+func testPK(slug string, r RepoRef, id string) string {
+	return orgPK(slug) + "#REPO#" + r.Key() + "#TEST#" + strings.ToLower(id)
+}
+
+func testKey(slug string, r RepoRef, id string) map[string]types.AttributeValue {
+	return key(testPK(slug, r, id), skTest)
+}
+
+func eventKey(slug, id string) map[string]types.AttributeValue {
+	return key(orgPK(slug)+"#EVENT#"+id, skEvent)
+}

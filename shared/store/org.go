@@ -1,0 +1,271 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"math/big"
+	"regexp"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mainguard/mainguard/shared/errs"
+)
+
+// Org is an organization: the tenant every other item belongs to.
+type Org struct {
+	Slug      string    `dynamodbav:"slug"`
+	Name      string    `dynamodbav:"name"`
+	CreatedAt time.Time `dynamodbav:"created_at"`
+}
+
+// Token is an API token's record. The token itself is never stored.
+type Token struct {
+	ID        string    `dynamodbav:"token_id"`
+	Org       string    `dynamodbav:"org"`
+	Hash      string    `dynamodbav:"hash"`
+	CreatedAt time.Time `dynamodbav:"created_at"`
+	RevokedAt *time.Time `dynamodbav:"revoked_at,omitempty"`
+}
+
+// Revoked reports whether the token was revoked.
+func (t Token) Revoked() bool { return t.RevokedAt != nil && !t.RevokedAt.IsZero() }
+
+var slugRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,62}$`)
+
+// ValidSlug reports whether slug can name an organization: lowercase
+// letters, digits, '-' and '_', up to 63 characters, as URL slugs go.
+func ValidSlug(slug string) bool { return slugRE.MatchString(slug) }
+
+// CreateOrg creates an organization; Conflict when the slug is taken.
+func (s *Store) CreateOrg(ctx context.Context, slug, name string) (Org, error) {
+	if !ValidSlug(slug) {
+		return Org{}, errs.E(errs.Invalid, "slug must be 1 to 63 lowercase letters, digits, '-' or '_', starting with a letter or digit")
+	}
+	if name == "" {
+		name = slug
+	}
+	o := Org{Slug: slug, Name: name, CreatedAt: s.now().UTC()}
+	item, err := marshal(o, orgKey(slug))
+	if err != nil {
+		return Org{}, err
+	}
+	err = s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+	if errs.Is(err, errs.Conflict) {
+		return Org{}, errs.Wrap(errs.Conflict, err, "organization %q already exists", slug)
+	}
+	return o, err
+}
+
+// GetOrg reads an organization; NotFound when absent.
+func (s *Store) GetOrg(ctx context.Context, slug string) (Org, error) {
+	var o Org
+	err := s.getInto(ctx, orgKey(slug), &o, "organization %q not found", slug)
+	return o, err
+}
+
+// base62 is the alphabet of the token body: URL- and shell-safe.
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// NewTokenSecret returns a fresh token: "mg_" and the base62 form of 32
+// random bytes.
+func NewTokenSecret() string {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand failed: " + err.Error()) // never happens on Linux; nothing sane to do
+	}
+	n := new(big.Int).SetBytes(b[:])
+	out := make([]byte, 0, 44)
+	base := big.NewInt(62)
+	mod := new(big.Int)
+	for n.Sign() > 0 {
+		n.DivMod(n, base, mod)
+		out = append(out, base62[mod.Int64()])
+	}
+	for len(out) < 43 { // 62^43 > 2^256: fixed width
+		out = append(out, '0')
+	}
+	return "mg_" + string(out)
+}
+
+// HashToken is the stored form of a token.
+func HashToken(token string) string {
+	h := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(h[:])
+}
+
+// tokenID is the public handle of a token for listing and revoking: a
+// prefix of its hash, which tells nothing about the token itself.
+func tokenID(hash string) string { return "tok_" + hash[:12] }
+
+// CreateToken issues a new token for org and returns it; it is shown once and
+// only its hash is kept. NotFound when the organization does not exist.
+func (s *Store) CreateToken(ctx context.Context, org string) (secret string, tok Token, err error) {
+	secret = NewTokenSecret()
+	tok, err = s.AddToken(ctx, org, secret)
+	return secret, tok, err
+}
+
+// AddToken stores the hash of a token chosen by the caller (the local
+// server's MAINGUARD_BOOTSTRAP_TOKEN). Adding a token that exists for the
+// same organization succeeds and returns it; for another one, Conflict.
+func (s *Store) AddToken(ctx context.Context, org, secret string) (Token, error) {
+	hash := HashToken(secret)
+	tok := Token{ID: tokenID(hash), Org: org, Hash: hash, CreatedAt: s.now().UTC()}
+	item, err := marshal(tok, tokenKey(hash))
+	if err != nil {
+		return Token{}, err
+	}
+	item[AttrGSI1PK], item[AttrGSI1SK] = str(tokensGSI1PK(org)), str(tok.ID)
+	err = s.transact(ctx,
+		types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+			Key: orgKey(org), ConditionExpression: aws.String("attribute_exists(PK)"),
+		}},
+		types.TransactWriteItem{Put: &types.Put{
+			Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)"),
+		}},
+	)
+	if failedAction(err, 0) {
+		return Token{}, errs.Wrap(errs.NotFound, err, "organization %q not found", org)
+	}
+	if failedAction(err, 1) {
+		existing, lerr := s.lookupToken(ctx, hash)
+		if lerr == nil && existing.Org == org && !existing.Revoked() {
+			return existing, nil
+		}
+		return Token{}, errs.Wrap(errs.Conflict, err, "this token cannot be used for organization %q", org)
+	}
+	return tok, err
+}
+
+// Authenticate returns the organization of a valid token. Unknown and
+// revoked tokens are Unauthorized, with the same message.
+func (s *Store) Authenticate(ctx context.Context, secret string) (string, error) {
+	hash := HashToken(secret)
+	tok, err := s.lookupToken(ctx, hash)
+	if errs.Is(err, errs.NotFound) {
+		return "", errs.E(errs.Unauthorized, "the API token is not valid")
+	}
+	if err != nil {
+		return "", err
+	}
+	// The lookup was by hash already; comparing in constant time as well
+	// keeps the check honest should the key ever become a prefix.
+	if subtle.ConstantTimeCompare([]byte(tok.Hash), []byte(hash)) != 1 || tok.Revoked() {
+		return "", errs.E(errs.Unauthorized, "the API token is not valid")
+	}
+	return tok.Org, nil
+}
+
+func (s *Store) lookupToken(ctx context.Context, hash string) (Token, error) {
+	var t Token
+	err := s.getInto(ctx, tokenKey(hash), &t, "token not found")
+	return t, err
+}
+
+// ListTokens lists an organization's tokens, revoked ones included.
+func (s *Store) ListTokens(ctx context.Context, org string) ([]Token, error) {
+	var out []Token
+	var start map[string]types.AttributeValue
+	for {
+		page, err := s.query(ctx, &dynamodb.QueryInput{
+			IndexName:                 aws.String(IndexGSI1),
+			KeyConditionExpression:    aws.String("GSI1PK = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(tokensGSI1PK(org))},
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return nil, err
+		}
+		var toks []Token
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &toks); err != nil {
+			return nil, errs.Wrap(errs.Internal, err, "store failure")
+		}
+		out = append(out, toks...)
+		if start = page.LastEvaluatedKey; start == nil {
+			return out, nil
+		}
+	}
+}
+
+// RevokeToken revokes the token of org with the given id (tok_…) or secret
+// (mg_…). NotFound when org has no such token.
+func (s *Store) RevokeToken(ctx context.Context, org, idOrSecret string) (Token, error) {
+	hash := ""
+	if len(idOrSecret) > 3 && idOrSecret[:3] == "mg_" {
+		hash = HashToken(idOrSecret)
+	} else {
+		toks, err := s.ListTokens(ctx, org)
+		if err != nil {
+			return Token{}, err
+		}
+		for _, t := range toks {
+			if t.ID == idOrSecret {
+				hash = t.Hash
+			}
+		}
+		if hash == "" {
+			return Token{}, errs.E(errs.NotFound, "organization %q has no token %s", org, idOrSecret)
+		}
+	}
+	now := s.now().UTC()
+	attrs, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
+		Key:                       tokenKey(hash),
+		UpdateExpression:          aws.String("SET revoked_at = if_not_exists(revoked_at, :now)"),
+		ConditionExpression:       aws.String("attribute_exists(PK) AND org = :org"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":now": str(now.Format(time.RFC3339Nano)), ":org": str(org)},
+		ReturnValues:              types.ReturnValueAllNew,
+	})
+	if errs.Is(err, errs.Conflict) {
+		return Token{}, errs.Wrap(errs.NotFound, err, "organization %q has no such token", org)
+	}
+	if err != nil {
+		return Token{}, err
+	}
+	var t Token
+	if err := attributevalue.UnmarshalMap(attrs, &t); err != nil {
+		return Token{}, errs.Wrap(errs.Internal, err, "store failure")
+	}
+	return t, nil
+}
+
+// getInto reads one item into v, or NotFound with the given message.
+func (s *Store) getInto(ctx context.Context, k map[string]types.AttributeValue, v any, notFound string, args ...any) error {
+	item, err := s.getItem(ctx, k)
+	if err != nil {
+		return err
+	}
+	if item == nil {
+		return errs.E(errs.NotFound, notFound, args...)
+	}
+	if err := attributevalue.UnmarshalMap(item, v); err != nil {
+		return errs.Wrap(errs.Internal, err, "store failure")
+	}
+	return nil
+}
+
+// marshal encodes v as an item under key k.
+func marshal(v any, k map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	item, err := attributevalue.MarshalMap(v)
+	if err != nil {
+		return nil, errs.Wrap(errs.Internal, err, "store failure")
+	}
+	for n, a := range k {
+		item[n] = a
+	}
+	return item, nil
+}
+
+// unmarshal decodes an item into v.
+func unmarshal(item map[string]types.AttributeValue, v any) error {
+	if err := attributevalue.UnmarshalMap(item, v); err != nil {
+		return errs.Wrap(errs.Internal, err, "store failure")
+	}
+	return nil
+}

@@ -1,0 +1,243 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/mainguard/mainguard/shared/errs"
+)
+
+// DB is the part of the DynamoDB client the store uses; *dynamodb.Client
+// implements it, and so can a wrapper that injects faults in tests.
+type DB interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+}
+
+var _ DB = (*dynamodb.Client)(nil)
+
+// Store reads and writes the single table.
+type Store struct {
+	db    DB
+	table string
+	now   func() time.Time
+}
+
+// New returns a store on table through db; now is the clock (nil: time.Now).
+func New(db DB, table string, now func() time.Time) *Store {
+	if now == nil {
+		now = time.Now
+	}
+	return &Store{db: db, table: table, now: now}
+}
+
+// Table names the table the store works on.
+func (s *Store) Table() string { return s.table }
+
+// Usage counts the DynamoDB calls one request made and the capacity units
+// they consumed, for the request log line.
+type Usage struct {
+	mu       sync.Mutex
+	calls    int
+	capacity float64
+}
+
+// Snapshot returns the calls and capacity units counted so far.
+func (u *Usage) Snapshot() (calls int, capacity float64) {
+	if u == nil {
+		return 0, 0
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.calls, u.capacity
+}
+
+func (u *Usage) add(ccs ...types.ConsumedCapacity) {
+	if u == nil {
+		return
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.calls++
+	for _, cc := range ccs {
+		u.capacity += aws.ToFloat64(cc.CapacityUnits)
+	}
+}
+
+type usageKey struct{}
+
+// WithUsage returns a context whose DynamoDB calls are counted in the
+// returned Usage.
+func WithUsage(ctx context.Context) (context.Context, *Usage) {
+	u := &Usage{}
+	return context.WithValue(ctx, usageKey{}, u), u
+}
+
+func usageOf(ctx context.Context) *Usage {
+	u, _ := ctx.Value(usageKey{}).(*Usage)
+	return u
+}
+
+// Every call goes through one of these so that it is counted once; each asks
+// DynamoDB for the consumed capacity (TOTAL costs nothing extra).
+
+func (s *Store) getItem(ctx context.Context, key map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: &s.table, Key: key, ConsistentRead: aws.Bool(true),
+		ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	})
+	if err != nil {
+		usageOf(ctx).add()
+		return nil, translate(err)
+	}
+	usageOf(ctx).add(cc(out.ConsumedCapacity)...)
+	return out.Item, nil
+}
+
+func (s *Store) putItem(ctx context.Context, in *dynamodb.PutItemInput) error {
+	in.TableName, in.ReturnConsumedCapacity = &s.table, types.ReturnConsumedCapacityTotal
+	out, err := s.db.PutItem(ctx, in)
+	if err != nil {
+		usageOf(ctx).add()
+		return translate(err)
+	}
+	usageOf(ctx).add(cc(out.ConsumedCapacity)...)
+	return nil
+}
+
+func (s *Store) updateItem(ctx context.Context, in *dynamodb.UpdateItemInput) (map[string]types.AttributeValue, error) {
+	in.TableName, in.ReturnConsumedCapacity = &s.table, types.ReturnConsumedCapacityTotal
+	out, err := s.db.UpdateItem(ctx, in)
+	if err != nil {
+		usageOf(ctx).add()
+		return nil, translate(err)
+	}
+	usageOf(ctx).add(cc(out.ConsumedCapacity)...)
+	return out.Attributes, nil
+}
+
+func (s *Store) query(ctx context.Context, in *dynamodb.QueryInput) (*dynamodb.QueryOutput, error) {
+	in.TableName, in.ReturnConsumedCapacity = &s.table, types.ReturnConsumedCapacityTotal
+	out, err := s.db.Query(ctx, in)
+	if err != nil {
+		usageOf(ctx).add()
+		return nil, translate(err)
+	}
+	usageOf(ctx).add(cc(out.ConsumedCapacity)...)
+	return out, nil
+}
+
+func (s *Store) transact(ctx context.Context, items ...types.TransactWriteItem) error {
+	for i := range items {
+		if tn := tableOf(&items[i]); tn != nil {
+			*tn = &s.table
+		}
+	}
+	out, err := s.db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{
+		TransactItems: items, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+	})
+	if err != nil {
+		usageOf(ctx).add()
+		return translate(err)
+	}
+	usageOf(ctx).add(out.ConsumedCapacity...)
+	return nil
+}
+
+// tableOf points at the table name field of whichever action item holds.
+func tableOf(item *types.TransactWriteItem) **string {
+	switch {
+	case item.Put != nil:
+		return &item.Put.TableName
+	case item.Update != nil:
+		return &item.Update.TableName
+	case item.Delete != nil:
+		return &item.Delete.TableName
+	case item.ConditionCheck != nil:
+		return &item.ConditionCheck.TableName
+	}
+	return nil
+}
+
+func cc(c *types.ConsumedCapacity) []types.ConsumedCapacity {
+	if c == nil {
+		return nil
+	}
+	return []types.ConsumedCapacity{*c}
+}
+
+// translate turns SDK errors into domain errors so that no SDK type or text
+// travels upward: a failed condition, also inside a cancelled transaction,
+// is a conflict; throttling and unreachable service are "unavailable".
+func translate(err error) error {
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return errs.Wrap(errs.Conflict, err, "the item changed or does not exist")
+	}
+	var tce *types.TransactionCanceledException
+	if errors.As(err, &tce) {
+		cf := &conditionFailed{err: err}
+		for i, r := range tce.CancellationReasons {
+			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
+				cf.actions = append(cf.actions, i)
+			}
+		}
+		if len(cf.actions) > 0 {
+			return errs.Wrap(errs.Conflict, cf, "the item changed or does not exist")
+		}
+		return errs.Wrap(errs.Unavailable, err, "the store is busy, try again")
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return errs.Wrap(errs.Unavailable, err, "the store did not answer in time")
+	}
+	var ae smithy.APIError
+	if errors.As(err, &ae) {
+		switch ae.ErrorCode() {
+		case "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
+			"TransactionConflictException", "ResourceNotFoundException", "ServiceUnavailable", "InternalServerError":
+			return errs.Wrap(errs.Unavailable, err, "the store is busy, try again")
+		}
+	}
+	return errs.Wrap(errs.Internal, err, "store failure")
+}
+
+// conditionFailed records which actions of a cancelled transaction failed
+// their condition, so a caller can tell "the test is gone" from "the event
+// exists already".
+type conditionFailed struct {
+	actions []int
+	err     error
+}
+
+func (c *conditionFailed) Error() string { return c.err.Error() }
+func (c *conditionFailed) Unwrap() error { return c.err }
+
+// failedAction reports whether err is a transaction whose action i failed
+// its condition.
+func failedAction(err error, i int) bool {
+	var cf *conditionFailed
+	if errors.As(err, &cf) {
+		for _, a := range cf.actions {
+			if a == i {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Ping reads a fixed key to tell whether the table answers: one GetItem.
+func (s *Store) Ping(ctx context.Context) error {
+	_, err := s.getItem(ctx, key("HEALTH", "HEALTH"))
+	return err
+}
