@@ -27,10 +27,10 @@ type Org struct {
 
 // Token is an API token's record. The token itself is never stored.
 type Token struct {
-	ID        string    `dynamodbav:"token_id"`
-	Org       string    `dynamodbav:"org"`
-	Hash      string    `dynamodbav:"hash"`
-	CreatedAt time.Time `dynamodbav:"created_at"`
+	ID        string     `dynamodbav:"token_id"`
+	Org       string     `dynamodbav:"org"`
+	Hash      string     `dynamodbav:"hash"`
+	CreatedAt time.Time  `dynamodbav:"created_at"`
 	RevokedAt *time.Time `dynamodbav:"revoked_at,omitempty"`
 }
 

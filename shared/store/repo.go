@@ -50,8 +50,8 @@ func ParseRepo(s string) (RepoRef, error) {
 
 // Repo is a repository's record and settings.
 type Repo struct {
-	Org  string  `dynamodbav:"org"`
-	Ref  RepoRef `dynamodbav:"ref"` // the spelling the repository was first seen with
+	Org string  `dynamodbav:"org"`
+	Ref RepoRef `dynamodbav:"ref"` // the spelling the repository was first seen with
 	// Ticketing: at most one tracker builds ticket URLs.
 	JiraBaseURL     string    `dynamodbav:"jira_base_url,omitempty"`
 	LinearWorkspace string    `dynamodbav:"linear_workspace,omitempty"`

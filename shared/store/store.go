@@ -204,8 +204,10 @@ func translate(err error) error {
 	if errors.As(err, &ae) {
 		switch ae.ErrorCode() {
 		case "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
-			"TransactionConflictException", "ResourceNotFoundException", "ServiceUnavailable", "InternalServerError":
+			"TransactionConflictException":
 			return errs.Wrap(errs.Unavailable, err, "the store is busy, try again")
+		case "ResourceNotFoundException", "ServiceUnavailable", "InternalServerError":
+			return errs.Wrap(errs.Unavailable, err, "the store is unavailable, try again")
 		}
 	}
 	return errs.Wrap(errs.Internal, err, "store failure")

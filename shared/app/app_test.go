@@ -1,0 +1,269 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/app"
+	"github.com/mainguard/mainguard/shared/config"
+	"github.com/mainguard/mainguard/shared/flakyapi"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/store/storetest"
+)
+
+var web = store.RepoRef{Host: "github.com", Owner: "Acme", Name: "web"}
+
+func details(tb testing.TB, h *harness) flakyapi.TestCase {
+	tb.Helper()
+	resp := h.call(tb, "get-test-details", event("/flaky-tests/get-test-details", map[string]any{"repo": web, "org_url_slug": "acme", "test_id": testID}))
+	if resp.StatusCode != 200 {
+		tb.Fatalf("get-test-details: %d %s", resp.StatusCode, resp.Body)
+	}
+	var out struct{ Test flakyapi.TestCase }
+	if err := json.Unmarshal([]byte(resp.Body), &out); err != nil {
+		tb.Fatal(err)
+	}
+	return out.Test
+}
+
+func TestLinkTicketShowsOnTheTestAndQueuesTheEvent(t *testing.T) {
+	h := newHarness(t, nil)
+	link := func(key string) {
+		t.Helper()
+		resp := h.call(t, "link-ticket-to-test-case", event("/flaky-tests/link-ticket-to-test-case",
+			map[string]any{"test_case_id": testID, "external_ticket_id": key, "repo": web}))
+		if resp.StatusCode != 200 || resp.Body != "{}" {
+			t.Fatalf("link %s: %d %s", key, resp.StatusCode, resp.Body)
+		}
+	}
+	if tc := details(t, h); tc.Ticket != nil {
+		t.Fatalf("ticket before linking: %+v", tc.Ticket)
+	}
+	link("KAN-1")
+	h.advance(time.Minute)
+	link("KAN-2") // linking again replaces the link
+	tc := details(t, h)
+	if tc.Ticket == nil || tc.Ticket.HTMLURL != "https://acme.atlassian.net/browse/KAN-2" {
+		t.Fatalf("ticket after relinking: %+v", tc.Ticket)
+	}
+	evs, err := h.app.Store.PendingEvents(context.Background(), "acme", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 {
+		t.Fatalf("outbox holds %d events, want 2", len(evs))
+	}
+	var ev flakyapi.TicketLinked
+	if err := json.Unmarshal([]byte(evs[1].Payload), &ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Type != "test_case.ticket_linked" || ev.Ticket.ID != "KAN-2" || ev.TestCase.ID != testID ||
+		ev.TestCase.Ticket == nil || ev.TestCase.Ticket.HTMLURL != ev.Ticket.HTMLURL || ev.Timestamp != "2026-07-23T01:33:50.000Z" {
+		t.Errorf("event: %+v", ev)
+	}
+	if evs[0].ID == evs[1].ID {
+		t.Errorf("events share id %s", evs[0].ID)
+	}
+	// The other tenant's copy of the test is untouched.
+	other, err := h.app.Store.GetTestCase(context.Background(), "other", store.RepoRef{Host: "github.com", Owner: "other", Name: "web"}, testID)
+	if err != nil || other.Ticket != nil {
+		t.Errorf("other tenant's test: %+v %v", other.Ticket, err)
+	}
+}
+
+func TestRevokedTokenStopsWithinTheCacheTTL(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	secret, _, err := h.app.Store.CreateToken(ctx, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.tokens["{{FRESH}}"] = secret
+	ev := event("/flaky-tests/get-test-details", map[string]any{"repo": web, "org_url_slug": "acme", "test_id": testID})
+	ev.Headers["x-api-token"] = "{{FRESH}}"
+	if got := h.call(t, "get-test-details", ev).StatusCode; got != 200 {
+		t.Fatalf("fresh token: %d", got)
+	}
+	if _, err := h.app.Store.RevokeToken(ctx, "acme", secret); err != nil {
+		t.Fatal(err)
+	}
+	ev.Headers["x-api-token"] = "{{FRESH}}"
+	h.advance(h.app.Config.AuthCacheTTL + time.Second)
+	if got := h.call(t, "get-test-details", ev); got.StatusCode != 401 || got.Headers["content-type"] != api.ErrorContentType {
+		t.Fatalf("revoked token after the cache TTL: %d %s", got.StatusCode, got.Body)
+	}
+}
+
+func TestRateLimitAnswers429WithRetryAfter(t *testing.T) {
+	h := newHarness(t, func(c *config.Config) { c.RateLimit, c.RateBurst = 1, 2 })
+	ev := func() map[string]any { return map[string]any{"repo": web, "org_url_slug": "acme", "test_id": testID} }
+	codes := []int{}
+	for range 3 {
+		codes = append(codes, h.call(t, "get-test-details", event("/flaky-tests/get-test-details", ev())).StatusCode)
+	}
+	if fmt.Sprint(codes) != "[200 200 429]" {
+		t.Fatalf("statuses %v, want [200 200 429]", codes)
+	}
+	resp := h.call(t, "get-test-details", event("/flaky-tests/get-test-details", ev()))
+	if resp.Headers["retry-after"] != "1" {
+		t.Errorf("retry-after = %q", resp.Headers["retry-after"])
+	}
+	// The other tenant has its own bucket.
+	oev := event("/flaky-tests/get-test-details", map[string]any{"repo": store.RepoRef{Host: "github.com", Owner: "other", Name: "web"}, "org_url_slug": "other", "test_id": testID})
+	oev.Headers["x-api-token"] = "{{TOKEN}}_OTHER"
+	if got := h.call(t, "get-test-details", oev).StatusCode; got != 200 {
+		t.Errorf("other tenant limited by acme's traffic: %d", got)
+	}
+	h.advance(time.Second)
+	if got := h.call(t, "get-test-details", event("/flaky-tests/get-test-details", ev())).StatusCode; got != 200 {
+		t.Errorf("after a second: %d", got)
+	}
+}
+
+func TestStatusIsImpactedWithoutTheTable(t *testing.T) {
+	h := newHarness(t, nil)
+	cfg := h.app.Config
+	cfg.TableName = "no_such_table"
+	a, err := app.New(context.Background(), cfg, app.Options{DB: storetest.Client(t), Log: h.app.Log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, _ := a.Function("status")
+	ev := event("/status", nil)
+	ev.RequestContext.HTTP.Method = "GET"
+	resp, _ := fn(context.Background(), ev)
+	if resp.StatusCode != 503 || resp.Body != `{"overallStatus":{"type":"impacted"}}` {
+		t.Errorf("status without table: %d %s", resp.StatusCode, resp.Body)
+	}
+}
+
+// TestLogLineCountsDynamoDBCalls checks the one JSON line per request: a
+// warm get-test-details costs exactly one DynamoDB call.
+func TestLogLineCountsDynamoDBCalls(t *testing.T) {
+	h := newHarness(t, nil)
+	body := map[string]any{"repo": web, "org_url_slug": "acme", "test_id": testID}
+	h.call(t, "get-test-details", event("/flaky-tests/get-test-details", body)) // token read and cached
+	before := strings.Count(h.logs.String(), "\n")
+	h.call(t, "get-test-details", event("/flaky-tests/get-test-details", body))
+	lines := strings.Split(strings.TrimSpace(h.logs.String()), "\n")
+	if len(lines) != before+1 {
+		t.Fatalf("%d log lines for one request", len(lines)-before)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec["org"] != "acme" || rec["endpoint"] != "get-test-details" || rec["status"] != 200.0 ||
+		rec["ddb_calls"] != 1.0 || rec["ddb_capacity"].(float64) <= 0 || rec["request_id"] != "req-test" {
+		t.Errorf("log line: %v", rec)
+	}
+	if _, ok := rec["duration_ms"].(float64); !ok {
+		t.Errorf("no duration: %v", rec)
+	}
+}
+
+// TestLocalServerRefusesLargeBodiesUnread sends more than 20 MiB to the
+// local server, declared and chunked, and checks the 413 comes without the
+// server reading the body whole.
+func TestLocalServerRefusesLargeBodiesUnread(t *testing.T) {
+	h := newHarness(t, nil)
+	srv := httptest.NewServer(h.app.Mux())
+	defer srv.Close()
+	for _, chunked := range []bool{false, true} {
+		body := &countingReader{left: 64 << 20}
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/flaky-tests/get-test-details", body)
+		req.Header.Set("x-api-token", h.tokens["{{TOKEN}}"])
+		if !chunked {
+			req.ContentLength = body.left
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			var ne net.Error
+			if chunked && (strings.Contains(err.Error(), "broken pipe") || strings.Contains(err.Error(), "reset") || (errorAs(err, &ne))) {
+				// The server answered and closed while we were still sending.
+				continue
+			}
+			t.Fatalf("chunked=%v: %v", chunked, err)
+		}
+		msg, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 413 || resp.Header.Get("Content-Type") != api.ErrorContentType || resp.Header.Get("x-request-id") == "" {
+			t.Errorf("chunked=%v: %d %q %s", chunked, resp.StatusCode, resp.Header.Get("Content-Type"), msg)
+		}
+		if sent := body.read; sent > api.MaxBody+(8<<20) {
+			t.Errorf("chunked=%v: the server read %d bytes of a 64 MiB body", chunked, sent)
+		}
+	}
+}
+
+type countingReader struct{ left, read int64 }
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if c.left == 0 {
+		return 0, io.EOF
+	}
+	n := int64(len(p))
+	if n > c.left {
+		n = c.left
+	}
+	for i := range p[:n] {
+		p[i] = ' '
+	}
+	c.left -= n
+	c.read += n
+	return int(n), nil
+}
+
+func errorAs(err error, target *net.Error) bool {
+	ne, ok := err.(net.Error)
+	if ok {
+		*target = ne
+	}
+	return ok
+}
+
+// TestLocalServerServesEveryEndpoint checks the one listener routes /v1
+// paths to their functions and answers unknown ones with a plain 404.
+func TestLocalServerServesEveryEndpoint(t *testing.T) {
+	h := newHarness(t, nil)
+	srv := httptest.NewServer(h.app.Mux())
+	defer srv.Close()
+	resp, err := http.Get(srv.URL + "/v1/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(b) != `{"overallStatus":{"type":"up"}}` {
+		t.Errorf("status: %d %s", resp.StatusCode, b)
+	}
+	req, _ := http.NewRequest("POST", srv.URL+"/v1/flaky-tests/get-test-details",
+		strings.NewReader(fmt.Sprintf(`{"repo":{"host":"github.com","owner":"Acme","name":"web"},"org_url_slug":"acme","test_id":%q}`, testID)))
+	req.Header.Set("x-api-token", h.tokens["{{TOKEN}}"])
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(b), `"example_name"`) {
+		t.Errorf("get-test-details: %d %s", resp.StatusCode, b)
+	}
+	resp, err = http.Get(srv.URL + "/v1/nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != api.ErrorContentType {
+		t.Errorf("unknown path: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}

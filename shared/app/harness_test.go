@@ -1,0 +1,204 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/mainguard/mainguard/shared/app"
+	"github.com/mainguard/mainguard/shared/config"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/store/storetest"
+	"github.com/mainguard/mainguard/shared/testhealth"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+// t0 is the fixed clock of every golden file.
+var t0 = time.Date(2026, 7, 23, 1, 32, 50, 0, time.UTC)
+
+const testID = "06cb6db5-f807-5198-b072-af67a0636f8a"
+
+// harness is the whole service on a fresh table, with two tenants:
+// "acme" (github.com/Acme/web with Jira, github.com/acme/api with Linear,
+// gitlab.com/acme/plain with no tracker) and "other" (github.com/other/web).
+type harness struct {
+	app    *app.App
+	mu     sync.Mutex
+	now    time.Time
+	logs   *syncBuffer
+	tokens map[string]string // placeholder → secret
+	ids    int
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newHarness(tb testing.TB, tweak func(*config.Config)) *harness {
+	tb.Helper()
+	db, table := storetest.NewTable(tb)
+	cfg, err := config.FromEnv(func(k string) string {
+		return map[string]string{"TABLE_NAME": table, "PUBLIC_APP_URL": "https://app.mainguard.test", "RATE_LIMIT_RPS": "0"}[k]
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if tweak != nil {
+		tweak(&cfg)
+	}
+	h := &harness{now: t0, logs: &syncBuffer{}, tokens: map[string]string{}}
+	h.app, err = app.New(context.Background(), cfg, app.Options{
+		DB:  db,
+		Log: slog.New(slog.NewJSONHandler(h.logs, nil)),
+		Now: h.clock,
+		NewID: func() string {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.ids++
+			return fmt.Sprintf("msg_%04d", h.ids)
+		},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h.seed(tb)
+	return h
+}
+
+func (h *harness) clock() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.now
+}
+
+func (h *harness) advance(d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.now = h.now.Add(d)
+}
+
+func ptr(s string) *string { return &s }
+
+func (h *harness) seed(tb testing.TB) {
+	tb.Helper()
+	ctx := context.Background()
+	s := h.app.Store
+	must := func(err error) {
+		tb.Helper()
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	for _, org := range []string{"acme", "other"} {
+		_, err := s.CreateOrg(ctx, org, "")
+		must(err)
+		secret, _, err := s.CreateToken(ctx, org)
+		must(err)
+		h.tokens["{{TOKEN}}"+map[string]string{"acme": "", "other": "_OTHER"}[org]] = secret
+	}
+	revoked, _, err := s.CreateToken(ctx, "acme")
+	must(err)
+	_, err = s.RevokeToken(ctx, "acme", revoked)
+	must(err)
+	h.tokens["{{REVOKED_TOKEN}}"] = revoked
+
+	web := store.RepoRef{Host: "github.com", Owner: "Acme", Name: "web"}
+	_, err = s.UpdateRepo(ctx, "acme", web, store.RepoSettings{JiraBaseURL: ptr("https://acme.atlassian.net/")})
+	must(err)
+	apiRepo := store.RepoRef{Host: "github.com", Owner: "acme", Name: "api"}
+	_, err = s.UpdateRepo(ctx, "acme", apiRepo, store.RepoSettings{LinearWorkspace: ptr("acme")})
+	must(err)
+	plain := store.RepoRef{Host: "gitlab.com", Owner: "acme/group", Name: "plain"}
+	_, err = s.UpdateRepo(ctx, "acme", plain, store.RepoSettings{})
+	must(err)
+	otherRepo := store.RepoRef{Host: "github.com", Owner: "other", Name: "web"}
+	_, err = s.UpdateRepo(ctx, "other", otherRepo, store.RepoSettings{JiraBaseURL: ptr("https://other.atlassian.net")})
+	must(err)
+
+	for _, r := range []struct {
+		org  string
+		repo store.RepoRef
+	}{{"acme", web}, {"acme", apiRepo}, {"acme", plain}, {"other", otherRepo}} {
+		must(s.PutTestCase(ctx, sampleTest(r.org, r.repo)))
+	}
+}
+
+// sampleTest is a flaky test with history: 24 h: 4 passed, 1 failed;
+// 7 d: 10 passed, 3 failed; two failure clusters and two failing PRs in 7 d.
+func sampleTest(org string, repo store.RepoRef) store.TestCase {
+	hour := func(d time.Duration) string { return testhealth.HourKey(t0.Add(-d)) }
+	day := func(d time.Duration) string { return testhealth.DayKey(t0.Add(-d)) }
+	return store.TestCase{
+		Org: org, Repo: repo, ID: testID,
+		Name: "example_name", FilePath: "src/lib.rs", Parent: "parent/fact/path", Classname: "ExampleClass",
+		Status: store.TestStatus{
+			Value: "flaky", Reason: "pass-on-retry: failed and passed on commit 1a2b3c4 (main)",
+			Timestamp: t0.Add(-26 * time.Hour),
+		},
+		FirstSeen:    t0.Add(-10 * 24 * time.Hour),
+		PassedByHour: map[string]int{hour(time.Hour): 4, hour(3 * 24 * time.Hour): 6, hour(9 * 24 * time.Hour): 40},
+		FailedByHour: map[string]int{hour(2 * time.Hour): 1, hour(3 * 24 * time.Hour): 2, hour(9 * 24 * time.Hour): 40},
+		Failures: map[string]store.FailureCluster{
+			"a": {Summary: "connection refused to 10.0.0.7:5432", Last: t0.Add(-2 * time.Hour), ByDay: map[string]int{day(2 * time.Hour): 1, day(3 * 24 * time.Hour): 1}},
+			"b": {Summary: "expected 200, got 503", Last: t0.Add(-3 * 24 * time.Hour), ByDay: map[string]int{day(3 * 24 * time.Hour): 1}},
+			"c": {Summary: "old failure", Last: t0.Add(-9 * 24 * time.Hour), ByDay: map[string]int{day(9 * 24 * time.Hour): 40}},
+		},
+		FailedPRs:  map[string]time.Time{"41": t0.Add(-2 * time.Hour), "42": t0.Add(-3 * 24 * time.Hour), "7": t0.Add(-9 * 24 * time.Hour)},
+		Codeowners: []string{"@acme/web-team", "dev@acme.example"},
+	}
+}
+
+// call runs the named function exactly as Lambda would, with the event's
+// token placeholders replaced.
+func (h *harness) call(tb testing.TB, name string, ev events.APIGatewayV2HTTPRequest) events.APIGatewayV2HTTPResponse {
+	tb.Helper()
+	fn, err := h.app.Function(name)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if tok, ok := ev.Headers["x-api-token"]; ok {
+		if secret, ok := h.tokens[tok]; ok {
+			ev.Headers["x-api-token"] = secret
+		}
+	}
+	resp, err := fn(context.Background(), ev)
+	if err != nil {
+		tb.Fatalf("%s: the adapter returned an error: %v", name, err)
+	}
+	return resp
+}
+
+// event builds a POST event for path with a JSON body and acme's token.
+func event(path string, body any) events.APIGatewayV2HTTPRequest {
+	b, _ := json.Marshal(body)
+	return events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: "ANY /v1" + path, RawPath: "/v1" + path, Body: string(b),
+		Headers: map[string]string{"content-type": "application/json", "x-api-token": "{{TOKEN}}"},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RequestID: "req-test",
+			HTTP:      events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST", Path: "/v1" + path},
+		},
+	}
+}
