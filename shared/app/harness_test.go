@@ -87,6 +87,20 @@ func newHarness(tb testing.TB, tweak func(*config.Config)) *harness {
 	return h
 }
 
+// newHarnessOn builds a second app on base's table and data through db.
+func newHarnessOn(tb testing.TB, base *harness, db store.DB) *harness {
+	tb.Helper()
+	h := &harness{now: base.clock(), logs: &syncBuffer{}, tokens: base.tokens}
+	var err error
+	h.app, err = app.New(context.Background(), base.app.Config, app.Options{
+		DB: db, Log: slog.New(slog.NewJSONHandler(h.logs, nil)), Now: h.clock,
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return h
+}
+
 func (h *harness) clock() time.Time {
 	h.mu.Lock()
 	defer h.mu.Unlock()

