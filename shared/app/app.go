@@ -143,6 +143,7 @@ func (a *App) Mux() http.Handler {
 		mux.Handle("/v1"+ep.Path, api.Bridge(fn, api.MaxBody))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("x-request-id", api.NewRequestID())
 		api.WriteError(w, r, errs.E(errs.NotFound, "no endpoint %s", strings.TrimSuffix(r.URL.Path, "/")))
 	})
 	return mux

@@ -266,7 +266,7 @@ func TestLocalServerServesEveryEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != api.ErrorContentType {
+	if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != api.ErrorContentType || resp.Header.Get("x-request-id") == "" {
 		t.Errorf("unknown path: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 }

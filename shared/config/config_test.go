@@ -1,0 +1,35 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefaults(t *testing.T) {
+	c, err := FromEnv(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.TableName != "mainguard" || c.RateLimit != 100 || c.RateBurst != 200 || c.AuthCacheTTL != 30*time.Second || c.EnumCase != "upper" || c.Region != "" {
+		t.Errorf("defaults: %+v", c)
+	}
+	c, _ = FromEnv(func(k string) string { return map[string]string{"DYNAMODB_ENDPOINT": "http://127.0.0.1:8000"}[k] })
+	if c.Region != "us-east-1" {
+		t.Errorf("a local endpoint needs a region: %+v", c)
+	}
+}
+
+func TestProblemsAreNamed(t *testing.T) {
+	_, err := FromEnv(func(k string) string {
+		return map[string]string{"ENUM_CASE": "camel", "RATE_LIMIT_RPS": "fast", "PUBLIC_APP_URL": "ftp://x", "LOG_LEVEL": "loud"}[k]
+	})
+	if err == nil {
+		t.Fatal("bad configuration accepted")
+	}
+	for _, name := range []string{"ENUM_CASE", "RATE_LIMIT_RPS", "PUBLIC_APP_URL", "LOG_LEVEL"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not name %s: %v", name, err)
+		}
+	}
+}
