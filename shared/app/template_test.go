@@ -92,7 +92,7 @@ func TestTemplateChecker(t *testing.T) {
 	cases := []struct {
 		name   string
 		want   string // a substring of one of the problems
-		break_ func(tpl *cloudformation.Template, folders *[]string, eps *[]api.Endpoint, mk *string)
+		mutate func(tpl *cloudformation.Template, folders *[]string, eps *[]api.Endpoint, mk *string)
 	}{
 		{"function resource removed", "functions/get-test-details: no AWS::Serverless::Function GetTestDetailsFunction",
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
@@ -202,7 +202,7 @@ func TestTemplateChecker(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			tpl, f, e, m := parseTemplate(t), slices.Clone(folders), slices.Clone(endpoints), mk
-			c.break_(tpl, &f, &e, &m)
+			c.mutate(tpl, &f, &e, &m)
 			problems := checkTemplate(tpl, f, e, m)
 			for _, p := range problems {
 				if strings.Contains(p, c.want) {
