@@ -30,7 +30,7 @@ test: deps
 
 # Benchmarks of the request path against DynamoDB Local (see README).
 bench: deps
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./shared/app/ | tee bench.out
+	$(GO) test -run '^$$' -bench GetTestDetails -benchmem -count 6 ./shared/app/ | tee bench.out
 
 # Init time of a built function beside an empty aws-lambda-go function.
 coldstart: deps
