@@ -2,6 +2,7 @@ package junit
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 )
 
@@ -78,9 +79,12 @@ const maxCutDelay = 1024
 
 // boundError is a cap the report broke; Parse turns it into a sentence
 // with the line number.
-type boundError struct{ what string }
+type boundError struct {
+	what string
+	cap  int
+}
 
-func (e *boundError) Error() string { return e.what }
+func (e *boundError) Error() string { return fmt.Sprintf("%s is longer than %d bytes", e.what, e.cap) }
 
 func newBoundReader(src io.Reader, limit int) *boundReader {
 	return &boundReader{
@@ -262,6 +266,35 @@ func (b *boundReader) filter(in []byte, out []byte) []byte {
 				b.state = stLT
 			}
 			continue
+		case stTag:
+			// Names and '=' up to the next quote or '>', in one span.
+			j := indexTagStop(in[i:])
+			end := len(in)
+			if j >= 0 {
+				end = i + j
+			}
+			seg := in[i:end]
+			out = append(out, seg...)
+			b.markup += len(seg)
+			b.outLines += bytes.Count(seg, []byte{'\n'})
+			i = end
+			if j >= 0 {
+				c := in[i]
+				out = append(out, c)
+				b.markup++
+				i++
+				b.resetRun()
+				if c == '>' {
+					b.state = stText
+				} else {
+					b.quote = c
+					b.state = stAttr
+				}
+			}
+			if b.markup > b.tagCap {
+				b.err = &boundError{"an element tag", b.tagCap}
+			}
+			continue
 		case stAttr:
 			var found bool
 			i, out, found = b.scanRun(in, i, out, b.quote)
@@ -271,9 +304,8 @@ func (b *boundReader) filter(in []byte, out []byte) []byte {
 				b.markup++
 				b.state = stTag
 			}
-			if b.markup > b.tagCap {
-				b.err = &boundError{"an element tag is longer than the limit"}
-			}
+			// Kept value bytes count towards markup; stTag enforces tagCap
+			// (one value alone, at most limit bytes, cannot exceed it).
 			continue
 		}
 
@@ -293,6 +325,7 @@ func (b *boundReader) filter(in []byte, out []byte) []byte {
 				b.state, b.markup = stTag, 1
 				i--
 			}
+			continue
 		case stBang:
 			out = append(out, c)
 			b.bang++
@@ -323,7 +356,7 @@ func (b *boundReader) filter(in []byte, out []byte) []byte {
 				b.outLines++
 			}
 			if b.markup > b.declCap {
-				b.err = &boundError{"a <!...> declaration is longer than the limit"}
+				b.err = &boundError{"a <!...> declaration", b.declCap}
 			}
 		case stPI:
 			out = append(out, c)
@@ -341,24 +374,7 @@ func (b *boundReader) filter(in []byte, out []byte) []byte {
 				b.seq = 1
 			}
 			if b.markup > b.tagCap {
-				b.err = &boundError{"a processing instruction is longer than the limit"}
-			}
-		case stTag:
-			out = append(out, c)
-			b.markup++
-			switch c {
-			case '"', '\'':
-				b.quote = c
-				b.state = stAttr
-				b.resetRun()
-			case '>':
-				b.resetRun()
-				b.state = stText
-			case '\n':
-				b.outLines++
-			}
-			if b.markup > b.tagCap {
-				b.err = &boundError{"an element tag is longer than the limit"}
+				b.err = &boundError{"a processing instruction", b.tagCap}
 			}
 		case stCDATA, stComment:
 			mark := byte(']')
@@ -393,4 +409,15 @@ func (b *boundReader) filter(in []byte, out []byte) []byte {
 		}
 	}
 	return out
+}
+
+// indexTagStop returns the index of the first quote (of either kind) or
+// '>' in s, or -1.
+func indexTagStop(s []byte) int {
+	for i, c := range s {
+		if c == '"' || c == '\'' || c == '>' {
+			return i
+		}
+	}
+	return -1
 }

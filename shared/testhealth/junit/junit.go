@@ -116,6 +116,9 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxTextBytes <= 0 {
 		l.MaxTextBytes = defaultMaxTextBytes
 	}
+	// Far beyond any real need; keeps 4×MaxTextBytes and friends from
+	// overflowing.
+	l.MaxTextBytes = min(l.MaxTextBytes, 1<<40)
 	return l
 }
 
@@ -128,6 +131,11 @@ func (l Limits) withDefaults() Limits {
 // report's error also matches errors.Is(err, io.ErrUnexpectedEOF). The
 // Summary counts what was read up to that point. fn may be nil to only
 // count.
+//
+// Because runs are streamed, fn may already have seen runs of a report
+// that then fails (a truncated upload is only known to be truncated at
+// its end): a caller that must not ingest part of a refused report has to
+// buffer the runs, or stage them, until Parse returns nil.
 //
 // Parse never resolves entities or fetches anything: a report with a
 // <!DOCTYPE> is refused outright.
@@ -153,7 +161,7 @@ const (
 	kSuite           // <testsuite>
 	kCase            // <testcase>
 	kResult          // <failure>, <error>, Surefire's flaky*/rerun* in a case
-	kStackTrace      // <stackTrace> in a Surefire flaky*/rerun* element
+	kStackTrace      // <stackTrace> in a result (Surefire puts flaky/rerun text there)
 )
 
 // suiteInfo is what a case inherits from the suites around it, resolved
@@ -205,22 +213,19 @@ type caseState struct {
 
 // resultState is the <failure>/<error>/flaky/rerun element being read.
 type resultState struct {
-	kind    resultKind
-	msg     string // from the message attribute, or the body once found
-	found   bool   // msg is final
-	body    []byte // character data so far, while looking for a line
-	blank   int    // body[:blank] is known to hold only blank lines
-	dur     time.Duration
-	hasTime bool
+	kind  resultKind
+	msg   string // from the message attribute, or the body once found
+	found bool   // msg is final
+	body  []byte // the current line of the body, while looking for one
+	dur   time.Duration
 }
 
 type identKey [2]uint64
 
 type parser struct {
-	lim   Limits
-	fn    func(Run) error
-	fnErr error
-	sum   Summary
+	lim Limits
+	fn  func(Run) error // its errors are returned unchanged
+	sum Summary
 
 	dec   *xml.Decoder
 	bound *boundReader
@@ -234,6 +239,7 @@ type parser struct {
 	reruns []Run
 
 	sawRoot bool
+	tokLine int // decoder line where the current token starts
 
 	seen         map[identKey]int
 	seed1, seed2 maphash.Seed
@@ -271,6 +277,9 @@ func (p *parser) parse(r io.Reader) error {
 	p.dec.CharsetReader = charsetReader
 
 	for {
+		// Errors about a token name the line where it starts, not where
+		// the decoder finished reading it (a DOCTYPE spans many lines).
+		p.tokLine, _ = p.dec.InputPos()
 		tok, err := p.dec.Token()
 		if err != nil {
 			if err == io.EOF {
@@ -289,10 +298,7 @@ func (p *parser) parse(r io.Reader) error {
 			err = p.directive(t)
 		}
 		if err != nil {
-			if p.fnErr != nil {
-				return p.fnErr
-			}
-			return err
+			return err // already a sentence, or fn's own error
 		}
 	}
 	if !p.sawRoot {
@@ -302,8 +308,7 @@ func (p *parser) parse(r io.Reader) error {
 }
 
 func (p *parser) line() int {
-	l, _ := p.dec.InputPos()
-	return p.bound.realLine(l)
+	return p.bound.realLine(p.tokLine)
 }
 
 func (p *parser) errorf(format string, args ...any) error {
@@ -332,9 +337,10 @@ func (p *parser) decodeError(err error) error {
 		}
 		return fmt.Errorf("junit: line %d: the report is not well-formed XML: %s", line, syn.Msg)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return &truncatedError{line: p.line()}
+		l, _ := p.dec.InputPos()
+		return &truncatedError{line: p.bound.realLine(l)}
 	case errors.As(err, &bnd):
-		return p.errorf("%s (%d bytes), so the report is refused", bnd.what, p.lim.MaxTextBytes)
+		return p.errorf("%v, so the report is refused", bnd)
 	case errors.As(err, &cs):
 		return fmt.Errorf("junit: the report is encoded as %q; only UTF-8, US-ASCII and ISO-8859-1 reports are accepted", cs.label)
 	case strings.HasPrefix(err.Error(), "xml: "):
@@ -536,7 +542,7 @@ func (p *parser) startResult(k resultKind, attrs []xml.Attr) {
 				r.msg, r.found = cut(m, maxMessageBytes), true
 			}
 		case "time":
-			r.dur, r.hasTime = parseSeconds(a.Value)
+			r.dur, _ = parseSeconds(a.Value)
 		}
 	}
 	p.res = r
@@ -553,27 +559,44 @@ func (p *parser) text(cd xml.CharData) error {
 	if (top != kResult && top != kStackTrace) || p.res == nil || p.res.found {
 		return nil
 	}
-	r := p.res
-	room := p.lim.MaxTextBytes - len(r.body)
-	if room <= 0 {
-		return nil
-	}
-	if len(cd) > room {
-		cd = cd[:room]
-	}
-	r.body = append(r.body, cd...)
-	// Look for a finished non-empty line; lines before r.blank are blank.
-	for {
-		nl := bytes.IndexByte(r.body[r.blank:], '\n')
-		if nl < 0 {
-			return nil
+	p.res.addBody(cd)
+	return nil
+}
+
+// lineRoom is how much of a line's text is gathered before it is taken as
+// the message: the message limit plus some slack for trailing spaces.
+const lineRoom = maxMessageBytes + 64
+
+// addBody looks for the first non-empty line of a result's body, keeping
+// only the current line (at most lineRoom bytes): a 100 MB stack trace
+// costs no memory, and each byte is looked at once however the decoder
+// splits the text into tokens.
+func (r *resultState) addBody(cd []byte) {
+	for len(cd) > 0 && !r.found {
+		chunk := cd
+		nl := bytes.IndexByte(cd, '\n')
+		if nl >= 0 {
+			chunk, cd = cd[:nl], cd[nl+1:]
+		} else {
+			cd = nil
 		}
-		line := bytes.TrimSpace(r.body[r.blank : r.blank+nl])
-		if len(line) > 0 {
+		if len(r.body) == 0 {
+			chunk = bytes.TrimLeft(chunk, " \t\r\v\f")
+		}
+		if room := lineRoom - len(r.body); len(chunk) > room {
+			for room > 0 && !utf8.RuneStart(chunk[room]) {
+				room-- // never split a character
+			}
+			chunk = chunk[:room]
+		}
+		r.body = append(r.body, chunk...)
+		line := bytes.TrimSpace(r.body)
+		switch {
+		case nl >= 0 && len(line) == 0:
+			r.body = r.body[:0] // a blank line: start over
+		case nl >= 0 || len(line) >= maxMessageBytes:
 			r.msg, r.found = cut(string(line), maxMessageBytes), true
-			return nil
 		}
-		r.blank += nl + 1
 	}
 }
 
@@ -595,10 +618,8 @@ func (p *parser) endResult() error {
 	r, c := p.res, p.cur
 	p.res = nil
 	if !r.found {
-		r.msg = cut(string(bytes.TrimSpace(r.body[r.blank:])), maxMessageBytes)
-		if i := strings.IndexAny(r.msg, "\r\n"); i >= 0 {
-			r.msg = strings.TrimSpace(r.msg[:i])
-		}
+		// The body ended inside its first non-empty line.
+		r.msg = cut(string(bytes.TrimSpace(r.body)), maxMessageBytes)
 	}
 	switch r.kind {
 	case rFailure:
@@ -708,11 +729,7 @@ func (p *parser) emit(r Run) error {
 	if p.fn == nil {
 		return nil
 	}
-	if err := p.fn(r); err != nil {
-		p.fnErr = err
-		return err
-	}
-	return nil
+	return p.fn(r)
 }
 
 func (p *parser) timestamp(s string) time.Time {
