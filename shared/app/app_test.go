@@ -244,7 +244,6 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return int(n), nil
 }
 
-
 // TestLocalServerServesEveryEndpoint checks the one listener routes /v1
 // paths to their functions and answers unknown ones with a plain 404.
 func TestLocalServerServesEveryEndpoint(t *testing.T) {
