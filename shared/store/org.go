@@ -229,10 +229,8 @@ func (s *Store) RevokeToken(ctx context.Context, org, idOrSecret string) (Token,
 		return Token{}, err
 	}
 	var t Token
-	if err := attributevalue.UnmarshalMap(attrs, &t); err != nil {
-		return Token{}, errs.Wrap(errs.Internal, err, "store failure")
-	}
-	return t, nil
+	err = unmarshal(attrs, &t)
+	return t, err
 }
 
 // getInto reads one item into v, or NotFound with the given message.
@@ -244,10 +242,7 @@ func (s *Store) getInto(ctx context.Context, k map[string]types.AttributeValue, 
 	if item == nil {
 		return errs.E(errs.NotFound, notFound, args...)
 	}
-	if err := attributevalue.UnmarshalMap(item, v); err != nil {
-		return errs.Wrap(errs.Internal, err, "store failure")
-	}
-	return nil
+	return unmarshal(item, v)
 }
 
 // marshal encodes v as an item under key k.
