@@ -32,7 +32,7 @@ func Decode(r *http.Request, v any) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &tooBig):
-		return errs.E(errs.TooLarge, "request body is larger than 20 MiB (20971520 bytes)")
+		return errTooLarge()
 	case errors.Is(err, io.EOF):
 		return badRequest("request body must be a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):

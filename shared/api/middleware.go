@@ -19,6 +19,12 @@ import (
 // MaxBody is the request body limit of the contract: 20 MiB.
 const MaxBody = 20 << 20
 
+// errTooLarge is the one answer to a body over MaxBody, whether its declared
+// length or its reading shows it.
+func errTooLarge() error {
+	return errs.E(errs.TooLarge, "request body is larger than 20 MiB (%d bytes)", MaxBody)
+}
+
 // Endpoint is one route of the API, served by one function.
 type Endpoint struct {
 	Name    string // the function's folder under functions/
@@ -78,7 +84,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) erro
 		return errs.E(errs.MethodNotAllowed, "%s %s is not allowed; use %s", r.Method, "/v1"+ep.Path, ep.Method)
 	}
 	if r.ContentLength > MaxBody {
-		return errs.E(errs.TooLarge, "request body is larger than 20 MiB (20971520 bytes)")
+		return errTooLarge()
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
 	if ep.Method == http.MethodPost && r.ContentLength != 0 {
