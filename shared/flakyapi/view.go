@@ -61,20 +61,19 @@ type Viewer struct {
 
 // Full renders tc with every field, figures computed for now.
 func (v Viewer) Full(tc store.TestCase, now time.Time) TestCase {
-	out := v.Brief(tc)
+	out := v.Brief(tc, now)
 	failures := []Failure{}
 	for _, f := range testhealth.MostCommonFailures(tc, 5, now) {
 		failures = append(failures, Failure{Summary: f.Summary, OccurrenceCount: f.Count, LastOccurrence: ts(f.Last)})
 	}
 	r7, r24 := testhealth.FailureRate(tc, testhealth.Week, now), testhealth.FailureRate(tc, testhealth.Day, now)
 	out.MostCommonFailures, out.FailureRateLast7d, out.FailureRateLast24h = &failures, &r7, &r24
-	out.PullRequestsImpacted = testhealth.PullRequestsImpacted(tc, now)
 	return out
 }
 
 // Brief renders tc without the failure figures (list-unhealthy-tests);
 // pull requests impacted are still counted for now.
-func (v Viewer) Brief(tc store.TestCase) TestCase {
+func (v Viewer) Brief(tc store.TestCase, now time.Time) TestCase {
 	status := tc.Status
 	if status.Value == "" {
 		status = store.TestStatus{Value: "healthy", Reason: "no failures recorded", Timestamp: tc.FirstSeen}
@@ -91,6 +90,8 @@ func (v Viewer) Brief(tc store.TestCase) TestCase {
 		Classname:   tc.Classname,
 		Codeowners:  tc.Codeowners,
 		Quarantined: tc.Quarantined,
+
+		PullRequestsImpacted: testhealth.PullRequestsImpacted(tc, now),
 	}
 	if out.Codeowners == nil {
 		out.Codeowners = []string{}
