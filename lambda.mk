@@ -8,7 +8,7 @@ define lambda
 endef
 
 # One target per AWS::Serverless::Function of template.yaml (a test checks).
-.PHONY: build-StatusFunction build-GetTestDetailsFunction build-LinkTicketToTestCaseFunction
+.PHONY: build-StatusFunction build-GetTestDetailsFunction build-LinkTicketToTestCaseFunction build-ListQuarantinedTestsFunction build-ListUnhealthyTestsFunction build-ListFailingTestsFunction build-GetQuarantineConfigFunction build-CreateBundleUploadFunction build-IngestBundleFunction build-SchedulerFunction
 build-StatusFunction:
 	$(call lambda,status)
 
@@ -17,3 +17,24 @@ build-GetTestDetailsFunction:
 
 build-LinkTicketToTestCaseFunction:
 	$(call lambda,link-ticket-to-test-case)
+
+build-ListQuarantinedTestsFunction:
+	$(call lambda,list-quarantined-tests)
+
+build-ListUnhealthyTestsFunction:
+	$(call lambda,list-unhealthy-tests)
+
+build-ListFailingTestsFunction:
+	$(call lambda,list-failing-tests)
+
+build-GetQuarantineConfigFunction:
+	$(call lambda,get-quarantine-config)
+
+build-CreateBundleUploadFunction:
+	$(call lambda,create-bundle-upload)
+
+build-IngestBundleFunction:
+	$(call lambda,ingest-bundle)
+
+build-SchedulerFunction:
+	$(call lambda,scheduler)

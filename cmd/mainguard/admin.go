@@ -5,12 +5,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/flakyapi"
+	"github.com/mainguard/mainguard/shared/health"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
 // openStore opens the table the environment names, creating it when it is a
@@ -46,6 +52,66 @@ func admin(ctx context.Context, args []string, stdout io.Writer, getenv func(str
 	jira := fs.String("jira-base-url", "", "Jira base URL, e.g. https://acme.atlassian.net")
 	linear := fs.String("linear-workspace", "", "Linear workspace slug")
 	branch := fs.String("default-branch", "", "default branch (main unless set)")
+	var health store.HealthSettings
+	onOff := map[string]**bool{
+		"quarantine": &health.QuarantineEnabled, "auto-quarantine": &health.AutoQuarantine,
+		"pass-on-retry": &health.PassOnRetry, "failure-rate": &health.FailureRate,
+		"infra-guard": &health.InfraGuard, "broken-streak": &health.BrokenStreak,
+	}
+	for name, p := range onOff {
+		fs.Func(name, "on or off", func(v string) error {
+			switch strings.ToLower(v) {
+			case "on", "true":
+				*p = ptr(true)
+			case "off", "false":
+				*p = ptr(false)
+			default:
+				return fmt.Errorf("must be on or off, got %q", v)
+			}
+			return nil
+		})
+	}
+	ints := map[string]**int{
+		"recovery-days": &health.RecoveryDays, "window-hours": &health.WindowHours, "min-runs": &health.MinRuns,
+		"stale-hours": &health.StaleHours, "streak": &health.Streak,
+	}
+	for name, p := range ints {
+		fs.Func(name, "a whole number", func(v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("must be a whole number, got %q", v)
+			}
+			*p = ptr(n)
+			return nil
+		})
+	}
+	floats := map[string]**float64{
+		"flaky-threshold": &health.FlakyThreshold, "broken-threshold": &health.BrokenThreshold,
+		"flaky-resolution": &health.FlakyResolution, "broken-resolution": &health.BrokenResolution,
+	}
+	for name, p := range floats {
+		fs.Func(name, "a number from 0 to 1", func(v string) error {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return fmt.Errorf("must be a number, got %q", v)
+			}
+			*p = ptr(f)
+			return nil
+		})
+	}
+	fs.Func("branches", "branch globs, comma-separated", func(v string) error {
+		health.Branches = nil
+		for _, g := range strings.Split(v, ",") {
+			if g = strings.TrimSpace(g); g != "" {
+				health.Branches = append(health.Branches, g)
+			}
+		}
+		return nil
+	})
+	always := fs.Bool("always", false, "always quarantine")
+	never := fs.Bool("never", false, "never quarantine")
+	unset := fs.Bool("unset", false, "back to the repository's rule")
+	reason := fs.String("reason", "", "why, for the event")
 	rest := args[2:]
 	var positional []string
 	// Flags may follow a positional argument (repo set HOST/OWNER/NAME --…).
@@ -132,6 +198,16 @@ func admin(ctx context.Context, args []string, stdout io.Writer, getenv func(str
 		if set["default-branch"] {
 			settings.DefaultBranch = branch
 		}
+		settings.Health = health
+		// Check the settings as they will be, this change on top of what is
+		// stored, before writing anything.
+		current, err := s.GetRepo(ctx, *org, ref)
+		if err != nil && !errs.Is(err, errs.NotFound) {
+			return clientError(err)
+		}
+		if err := testhealth.SettingsOf(merged(current, settings)).Validate(); err != nil {
+			return usageError(errs.MessageOf(err))
+		}
 		r, err := s.UpdateRepo(ctx, *org, ref, settings)
 		if err != nil {
 			return clientError(err)
@@ -143,11 +219,124 @@ func admin(ctx context.Context, args []string, stdout io.Writer, getenv func(str
 		case r.LinearWorkspace != "":
 			tracker = "linear " + r.LinearWorkspace
 		}
+		hs := testhealth.SettingsOf(r)
 		fmt.Fprintf(stdout, "repository %s of %s: default branch %s, tracker %s\n", r.Ref, *org, r.Branch(), tracker)
+		fmt.Fprintf(stdout, "quarantine %s (auto %s); pass-on-retry %s (%d days); failure-rate %s (%d h on %s, ≥%d runs, flaky ≥%g, broken ≥%g); infra-guard %s; broken-streak %s (%d)\n",
+			onoff(hs.QuarantineEnabled), onoff(hs.AutoQuarantine), onoff(hs.PassOnRetry), hs.RecoveryDays,
+			onoff(hs.FailureRate), hs.WindowHours, strings.Join(hs.Branches, ","), hs.MinRuns, hs.FlakyThreshold, hs.BrokenThreshold,
+			onoff(hs.InfraGuard), onoff(hs.BrokenStreak), hs.Streak)
+	case "test quarantine":
+		if len(positional) != 2 {
+			return usageError("test quarantine needs HOST/OWNER/NAME and a test id")
+		}
+		ref, err := store.ParseRepo(positional[0])
+		if err != nil {
+			return clientError(err)
+		}
+		override := ""
+		switch {
+		case *always && !*never && !*unset:
+			override = store.AlwaysQuarantine
+		case *never && !*always && !*unset:
+			override = store.NeverQuarantine
+		case *unset && !*always && !*never:
+		default:
+			return usageError("test quarantine needs exactly one of --always, --never, --unset")
+		}
+		svc, err := healthService(s, getenv)
+		if err != nil {
+			return err
+		}
+		tc, err := svc.SetOverride(ctx, *org, ref, strings.ToLower(positional[1]), override,
+			flakyapi.Actor{FullName: "mainguard admin", Email: ""}, *reason)
+		if err != nil {
+			return clientError(err)
+		}
+		fmt.Fprintf(stdout, "test %s (%s): quarantine override %s, status %s\n", tc.ID, tc.Name, flakyapi.OverrideName(tc.QuarantineOverride), tc.Status.Value)
+	case "uploads list":
+		ups, err := s.ListUploads(ctx, *org, 50)
+		if err != nil {
+			return clientError(err)
+		}
+		for _, u := range ups {
+			line := fmt.Sprintf("%s\t%s\t%s\t%s", u.ID, u.CreatedAt.Format("2006-01-02T15:04:05Z"), u.Repo, u.State)
+			switch u.State {
+			case store.UploadIngested:
+				line += fmt.Sprintf("\t%d runs (%d passed, %d failed, %d skipped) on %s %.7s", u.Runs, u.Passed, u.Failed, u.Skipped, u.Branch, u.SHA)
+			case store.UploadFailed:
+				line += "\t" + u.Reason
+			}
+			fmt.Fprintln(stdout, line)
+		}
 	default:
 		return usageError(fmt.Sprintf("unknown command %q; see `mainguard help`", cmd))
 	}
 	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func onoff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// merged is r with the settings of a change applied, to validate them
+// together.
+func merged(r store.Repo, set store.RepoSettings) store.Repo {
+	if set.DefaultBranch != nil {
+		r.DefaultBranch = *set.DefaultBranch
+	}
+	h, n := &r.HealthSettings, set.Health
+	pick := func(dst **bool, src *bool) {
+		if src != nil {
+			*dst = src
+		}
+	}
+	pickInt := func(dst **int, src *int) {
+		if src != nil {
+			*dst = src
+		}
+	}
+	pickF := func(dst **float64, src *float64) {
+		if src != nil {
+			*dst = src
+		}
+	}
+	pick(&h.QuarantineEnabled, n.QuarantineEnabled)
+	pick(&h.AutoQuarantine, n.AutoQuarantine)
+	pick(&h.PassOnRetry, n.PassOnRetry)
+	pick(&h.FailureRate, n.FailureRate)
+	pick(&h.InfraGuard, n.InfraGuard)
+	pick(&h.BrokenStreak, n.BrokenStreak)
+	pickInt(&h.RecoveryDays, n.RecoveryDays)
+	pickInt(&h.WindowHours, n.WindowHours)
+	pickInt(&h.MinRuns, n.MinRuns)
+	pickInt(&h.StaleHours, n.StaleHours)
+	pickInt(&h.Streak, n.Streak)
+	pickF(&h.FlakyThreshold, n.FlakyThreshold)
+	pickF(&h.BrokenThreshold, n.BrokenThreshold)
+	pickF(&h.FlakyResolution, n.FlakyResolution)
+	pickF(&h.BrokenResolution, n.BrokenResolution)
+	if n.Branches != nil {
+		h.Branches = n.Branches
+	}
+	return r
+}
+
+// healthService is what changes test health from the command line.
+func healthService(s *store.Store, getenv func(string) string) (*health.Service, error) {
+	cfg, err := config.FromEnv(getenv)
+	if err != nil {
+		return nil, err
+	}
+	return &health.Service{
+		Store: s, Now: time.Now, Log: slog.New(slog.DiscardHandler),
+		NewID:  app.NewEventID,
+		Viewer: flakyapi.Viewer{PublicAppURL: cfg.PublicAppURL},
+	}, nil
 }
 
 // clientError keeps a domain error's message and drops SDK detail unless

@@ -1,6 +1,6 @@
 // Command mainguard is the service's one program for people: the local
 // server (`serve`), the administration commands that work straight on the
-// table, and (later) the uploader.
+// table, and the uploader (`upload`).
 package main
 
 import (
@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 const usage = `usage: mainguard <command> [flags]
@@ -21,6 +22,15 @@ commands:
   token list --org S
   token revoke --org S --token ID|SECRET
   repo set HOST/OWNER/NAME [--org S] [--jira-base-url U | --linear-workspace W] [--default-branch B]
+           [--quarantine on|off] [--auto-quarantine on|off]
+           [--pass-on-retry on|off] [--recovery-days N]
+           [--failure-rate on|off] [--window-hours N] [--branches G,G] [--min-runs N]
+           [--flaky-threshold F] [--broken-threshold F] [--flaky-resolution F] [--broken-resolution F]
+           [--stale-hours N] [--infra-guard on|off] [--broken-streak on|off] [--streak N]
+  test quarantine HOST/OWNER/NAME TEST_ID --always|--never|--unset [--org S] [--reason R]
+  uploads list [--org S]        recent uploads, with why a refused one was refused
+  upload --token T --org S --repo HOST/OWNER/NAME --sha SHA --branch B [--pr N]
+         [--variant V] [--codeowners PATH] [--url BASE] FILES...
 
 Administration works on the table TABLE_NAME (default mainguard) at
 DYNAMODB_ENDPOINT, or in AWS when that is unset.
@@ -43,8 +53,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	switch args[0] {
 	case "serve":
 		err = serve(ctx, args[1:], stdout, stderr, getenv)
-	case "org", "token", "repo":
+	case "org", "token", "repo", "test", "uploads":
 		err = admin(ctx, args, stdout, getenv)
+	case "upload":
+		err = upload(ctx, args[1:], stdout, getenv, time.Now)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -27,7 +27,8 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	inMemory := fs.Bool("in-memory", false, "keep DynamoDB Local's data in memory only")
-	dataDir := fs.String("data-dir", ".data", "where DynamoDB Local keeps its data")
+	dataDir := fs.String("data-dir", ".data", "where DynamoDB Local keeps its data, and bundles are kept")
+	tick := fs.Duration("tick", 5*time.Second, "how often the scheduled function runs (deployed: every minute)")
 	if err := fs.Parse(args); err != nil {
 		return usageError(err.Error())
 	}
@@ -36,6 +37,12 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		return err
 	}
 	log := app.NewLogger(os.Stdout, cfg.LogLevel)
+	if getenv("BUNDLE_DIR") == "" {
+		cfg.BundleDir = filepath.Join(*dataDir, "bundles")
+	}
+	if getenv("PUBLIC_API_URL") == "" {
+		cfg.PublicAPIURL = "http://" + *addr + "/v1"
+	}
 
 	if cfg.DynamoEndpoint == "" {
 		opt := dynamolocal.Options{}
@@ -81,6 +88,7 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 	fmt.Fprintf(stdout, "mainguard is serving http://%s/v1 (Ctrl-C stops it)\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	go ticker(ctx, a, *tick)
 	select {
 	case err := <-errc:
 		return err
@@ -93,6 +101,25 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		return err
 	}
 	return nil
+}
+
+// ticker runs the scheduled function every d until ctx ends, as
+// EventBridge does when deployed. A failed tick is logged (by Tick) and the
+// next one tries again.
+func ticker(ctx context.Context, a *app.App, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_ = a.Tick(ctx)
+		}
+	}
 }
 
 // bootstrap makes sure the organization "local" can be used: with a token

@@ -11,6 +11,7 @@ import (
 var statusOf = map[errs.Code]int{
 	errs.Invalid:          http.StatusBadRequest,
 	errs.Unauthorized:     http.StatusUnauthorized,
+	errs.Forbidden:        http.StatusForbidden,
 	errs.NotFound:         http.StatusNotFound,
 	errs.MethodNotAllowed: http.StatusMethodNotAllowed,
 	errs.Conflict:         http.StatusConflict,

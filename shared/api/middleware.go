@@ -27,11 +27,14 @@ func errTooLarge() error {
 
 // Endpoint is one route of the API, served by one function.
 type Endpoint struct {
-	Name    string // the function's folder under functions/
-	Method  string // GET, POST or PUT
-	Path    string // below /v1, e.g. /flaky-tests/get-test-details
-	Public  bool   // true: no x-api-token (status, signed PUT, GitHub webhook)
-	Handler http.Handler
+	Name   string // the function's folder under functions/
+	Method string // GET, POST or PUT
+	Path   string // below /v1, e.g. /flaky-tests/get-test-details
+	Public bool   // true: no x-api-token (status, signed PUT, GitHub webhook)
+	// LocalOnly endpoints exist only on the local server (the bundle PUT,
+	// which S3 answers when deployed): no function, no route in AWS.
+	LocalOnly bool
+	Handler   http.Handler
 }
 
 // Authenticator resolves an API token to its organization.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
@@ -16,10 +17,14 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/flakyapi"
+	"github.com/mainguard/mainguard/shared/health"
 	"github.com/mainguard/mainguard/shared/store"
 )
 
@@ -31,8 +36,16 @@ type App struct {
 	Now    func() time.Time
 	NewID  func() string
 
+	// Health ingests uploads and keeps test health current.
+	Health *health.Service
+	// Bundles is where upload bundles are kept; Uploads signs their
+	// addresses.
+	Bundles blobs.Store
+	Uploads flakyapi.Uploads
+
 	server    *api.Server
 	endpoints []api.Endpoint
+	secrets   secretCache
 }
 
 // Options override what New would otherwise build; zero values mean the
@@ -51,7 +64,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 		a.Now = time.Now
 	}
 	if a.NewID == nil {
-		a.NewID = newEventID
+		a.NewID = NewEventID
 	}
 	if a.Log == nil {
 		a.Log = NewLogger(os.Stdout, cfg.LogLevel)
@@ -65,6 +78,13 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 		db = c
 	}
 	a.Store = store.New(db, cfg.TableName, a.Now)
+	if err := a.bundles(ctx); err != nil {
+		return nil, err
+	}
+	a.Health = &health.Service{
+		Store: a.Store, Blobs: a.Bundles, Now: a.Now, NewID: a.NewID, Log: a.Log,
+		Viewer: flakyapi.Viewer{PublicAppURL: cfg.PublicAppURL},
+	}
 	a.server = &api.Server{
 		Auth: &api.CachedAuth{Store: a.Store, TTL: cfg.AuthCacheTTL, Now: a.Now},
 		Log:  a.Log,
@@ -75,6 +95,69 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 	}
 	a.endpoints = a.routes()
 	return a, nil
+}
+
+// bundles chooses where bundles go: the S3 bucket when one is configured,
+// else the local folder behind the local server's signed PUT.
+func (a *App) bundles(ctx context.Context) error {
+	if a.Config.BundleBucket == "" {
+		a.Bundles = blobs.Dir{Root: a.Config.BundleDir}
+		a.Uploads = &flakyapi.LocalUploads{
+			BaseURL: a.Config.PublicAPIURL, Secret: a.secret("upload-url"),
+			Dir: blobs.Dir{Root: a.Config.BundleDir}, Now: a.Now,
+			Ingest: func(ctx context.Context, org, id string) error { return a.Health.Ingest(ctx, org, id) },
+		}
+		return nil
+	}
+	opts := []func(*awsconfig.LoadOptions) error{}
+	if a.Config.Region != "" {
+		opts = append(opts, awsconfig.WithRegion(a.Config.Region))
+	}
+	if a.Config.S3Endpoint != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	}
+	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return fmt.Errorf("aws configuration: %w", err)
+	}
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if a.Config.S3Endpoint != "" {
+			o.BaseEndpoint, o.UsePathStyle = aws.String(a.Config.S3Endpoint), true
+		}
+	})
+	b := blobs.S3{Client: client, Bucket: a.Config.BundleBucket}
+	a.Bundles, a.Uploads = b, b
+	return nil
+}
+
+// secretCache keeps the deployment's secrets once read: they never change.
+type secretCache struct {
+	mu     sync.Mutex
+	values map[string][]byte
+}
+
+// secret returns a reader of the named deployment secret, cached per copy.
+func (a *App) secret(name string) func(ctx context.Context) ([]byte, error) {
+	return func(ctx context.Context) ([]byte, error) {
+		a.secrets.mu.Lock()
+		defer a.secrets.mu.Unlock()
+		if v, ok := a.secrets.values[name]; ok {
+			return v, nil
+		}
+		v, err := a.Store.Secret(ctx, name, func() []byte {
+			b := make([]byte, 32)
+			_, _ = rand.Read(b)
+			return b
+		})
+		if err != nil {
+			return nil, err
+		}
+		if a.secrets.values == nil {
+			a.secrets.values = map[string][]byte{}
+		}
+		a.secrets.values[name] = v
+		return v, nil
+	}
 }
 
 // DynamoClient builds the DynamoDB client: DynamoDB Local when
@@ -106,7 +189,8 @@ func NewLogger(w *os.File, level string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-func newEventID() string {
+// NewEventID returns a fresh outbox event id ("msg_" and 32 hex digits).
+func NewEventID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return "msg_" + hex.EncodeToString(b[:])
@@ -139,6 +223,12 @@ func (a *App) Function(name string) (api.LambdaHandler, error) {
 func (a *App) Mux() http.Handler {
 	mux := http.NewServeMux()
 	for _, ep := range a.endpoints {
+		if ep.LocalOnly {
+			// Not a Lambda function: as deployed, S3 takes these requests
+			// and streams them, so the local server does too.
+			mux.Handle("/v1"+ep.Path, a.server.Wrap(ep))
+			continue
+		}
 		fn, _ := a.Function(ep.Name)
 		mux.Handle("/v1"+ep.Path, api.Bridge(fn, api.MaxBody))
 	}
@@ -163,6 +253,10 @@ func Main(name string) {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
+	}
+	if ev, ok := a.EventFunction(name); ok {
+		lambda.Start(ev)
+		return
 	}
 	fn, err := a.Function(name)
 	if err != nil {

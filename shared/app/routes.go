@@ -1,9 +1,15 @@
 package app
 
 import (
+	"context"
 	"net/http"
+	"net/url"
+
+	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/blobs"
+	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/flakyapi"
 )
 
@@ -13,13 +19,76 @@ import (
 func (a *App) routes() []api.Endpoint {
 	flaky := &flakyapi.Handlers{
 		Store: a.Store, Now: a.Now, NewID: a.NewID,
-		Viewer: flakyapi.Viewer{PublicAppURL: a.Config.PublicAppURL},
+		Viewer:  flakyapi.Viewer{PublicAppURL: a.Config.PublicAppURL},
+		Secret:  a.secret("page-token"),
+		Uploads: a.Uploads,
 	}
-	return []api.Endpoint{
+	eps := []api.Endpoint{
 		{Name: "status", Method: http.MethodGet, Path: "/status", Public: true, Handler: a.status()},
 		{Name: "get-test-details", Method: http.MethodPost, Path: "/flaky-tests/get-test-details", Handler: flaky.GetTestDetails()},
 		{Name: "link-ticket-to-test-case", Method: http.MethodPost, Path: "/flaky-tests/link-ticket-to-test-case", Handler: flaky.LinkTicket()},
+		{Name: "list-quarantined-tests", Method: http.MethodPost, Path: "/flaky-tests/list-quarantined-tests", Handler: flaky.ListQuarantined()},
+		{Name: "list-unhealthy-tests", Method: http.MethodPost, Path: "/flaky-tests/list-unhealthy-tests", Handler: flaky.ListUnhealthy()},
+		{Name: "list-failing-tests", Method: http.MethodPost, Path: "/flaky-tests/list-failing-tests", Handler: flaky.ListFailing()},
+		{Name: "get-quarantine-config", Method: http.MethodPost, Path: "/metrics/getQuarantineConfig", Handler: flaky.GetQuarantineConfig()},
+		{Name: "create-bundle-upload", Method: http.MethodPost, Path: "/metrics/createBundleUpload", Handler: flaky.CreateBundleUpload()},
 	}
+	if local, ok := a.Uploads.(*flakyapi.LocalUploads); ok {
+		eps = append(eps, api.Endpoint{Name: "put-bundle", Method: http.MethodPut, Path: flakyapi.PutPath, Public: true, LocalOnly: true, Handler: local.Put()})
+	}
+	return eps
+}
+
+// EventFunctions are the functions that no HTTP route reaches: each folder
+// of functions/ and the kind of event that invokes it (template.yaml).
+var EventFunctions = map[string]string{
+	"ingest-bundle": "S3",       // a bundle landed in the bucket
+	"scheduler":     "Schedule", // every minute
+}
+
+// EventFunction is the handler of an event-driven function.
+func (a *App) EventFunction(name string) (any, bool) {
+	switch name {
+	case "ingest-bundle":
+		return a.IngestS3, true
+	case "scheduler":
+		return a.Tick, true
+	}
+	return nil, false
+}
+
+// IngestS3 ingests the bundles an S3 object-created event names. An error
+// makes Lambda retry the event, which is safe: ingestion is idempotent.
+func (a *App) IngestS3(ctx context.Context, ev events.S3Event) error {
+	for _, rec := range ev.Records {
+		key, err := url.QueryUnescape(rec.S3.Object.Key) // S3 event keys are URL-encoded
+		if err != nil {
+			key = rec.S3.Object.Key
+		}
+		org, id, err := blobs.ParseKey(key)
+		if err != nil {
+			a.Log.WarnContext(ctx, "ingest: not a bundle key", "key", key)
+			continue
+		}
+		if err := a.Health.Ingest(ctx, org, id); err != nil {
+			if errs.Is(err, errs.NotFound) { // an object with no upload record
+				a.Log.WarnContext(ctx, "ingest: no such upload", "org", org, "upload", id)
+				continue
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// Tick is one run of the scheduled function: test health's time-based
+// reclassification (the merge queue joins it).
+func (a *App) Tick(ctx context.Context) error {
+	n, err := a.Health.Sweep(ctx)
+	if err != nil {
+		a.Log.ErrorContext(ctx, "tick failed", "reclassified", n, "error", err.Error())
+	}
+	return err
 }
 
 // status answers health checks: up while the table answers a read.

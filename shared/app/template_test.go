@@ -27,8 +27,9 @@ import (
 // readOnlyFunctions only read the table: they get DynamoDBReadPolicy and
 // nothing more. Every other function writes and needs DynamoDBCrudPolicy.
 var readOnlyFunctions = map[string]bool{
-	"status":           true,
-	"get-test-details": true,
+	"status":                true,
+	"get-test-details":      true,
+	"get-quarantine-config": true,
 }
 
 const (
@@ -118,6 +119,10 @@ func TestTemplateChecker(t *testing.T) {
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
 				fn(tpl, "LinkTicketToTestCaseFunction").Events = nil
 			}},
+		{"event function without its event", "IngestBundleFunction: events [], want one S3 event",
+			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
+				fn(tpl, "IngestBundleFunction").Events = nil
+			}},
 		{"route path differs", `GetTestDetailsFunction: route path "/v1/flaky-tests/get-test-detail", route table says "/v1/flaky-tests/get-test-details"`,
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
 				p := "/v1/flaky-tests/get-test-detail"
@@ -167,7 +172,7 @@ func TestTemplateChecker(t *testing.T) {
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
 				fn(tpl, "GetTestDetailsFunction").Policies = fn(tpl, "LinkTicketToTestCaseFunction").Policies
 			}},
-		{"attribute definition differs", "Table: AttributeDefinitions [GSI1PK:N GSI1SK:S PK:S SK:S], store.TableSpec has [GSI1PK:S GSI1SK:S PK:S SK:S]",
+		{"attribute definition differs", "Table: AttributeDefinitions [GSI1PK:N GSI1SK:S GSI2PK:S GSI2SK:S PK:S SK:S], store.TableSpec has [GSI1PK:S GSI1SK:S GSI2PK:S GSI2SK:S PK:S SK:S]",
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
 				for i, a := range table(tpl).AttributeDefinitions {
 					if a.AttributeName == "GSI1PK" {
@@ -185,7 +190,7 @@ func TestTemplateChecker(t *testing.T) {
 				p := "KEYS_ONLY"
 				table(tpl).GlobalSecondaryIndexes[0].Projection.ProjectionType = &p
 			}},
-		{"GSI missing", "Table: GlobalSecondaryIndexes [], store.TableSpec has [GSI1]",
+		{"GSI missing", "Table: GlobalSecondaryIndexes [], store.TableSpec has [GSI1 GSI2]",
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
 				table(tpl).GlobalSecondaryIndexes = nil
 			}},
@@ -230,7 +235,7 @@ func checkTemplate(tpl *cloudformation.Template, folders []string, endpoints []a
 			add("route table: two endpoints named %q", ep.Name)
 		}
 		endpointOf[ep.Name] = ep
-		if !isFolder[ep.Name] {
+		if !isFolder[ep.Name] && !ep.LocalOnly {
 			add("route table: endpoint %q (%s /v1%s) has no folder functions/%s", ep.Name, ep.Method, ep.Path, ep.Name)
 		}
 	}
@@ -316,6 +321,16 @@ func checkTemplate(tpl *cloudformation.Template, folders []string, endpoints []a
 		checkPolicies(id, folder, fn, add)
 		checkLogGroup(tpl, id, add)
 
+		if kind, ok := app.EventFunctions[folder]; ok {
+			var kinds []string
+			for _, name := range sortedKeys(fn.Events) {
+				kinds = append(kinds, fn.Events[name].Type)
+			}
+			if !slices.Equal(kinds, []string{kind}) {
+				add("%s: events %v, want one %s event (it is an event function)", id, kinds, kind)
+			}
+			continue
+		}
 		var routes []*serverless.Function_HttpApiEvent
 		for _, name := range sortedKeys(fn.Events) {
 			ev := fn.Events[name]
@@ -356,7 +371,8 @@ func checkTemplate(tpl *cloudformation.Template, folders []string, endpoints []a
 		if _, ok := functions[logicalID(f)]; !ok {
 			add("functions/%s: no AWS::Serverless::Function %s in template.yaml", f, logicalID(f))
 		}
-		if _, ok := endpointOf[f]; !ok {
+		_, isEvent := app.EventFunctions[f]
+		if _, ok := endpointOf[f]; !ok && !isEvent {
 			add("functions/%s: no endpoint named %q in the route table", f, f)
 		}
 	}

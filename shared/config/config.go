@@ -20,6 +20,14 @@ type Config struct {
 	RateBurst      int           // RATE_LIMIT_BURST (default 200)
 	AuthCacheTTL   time.Duration // AUTH_CACHE_SECONDS: how long a warm copy trusts a token (default 30)
 	LogLevel       string        // LOG_LEVEL: debug, info (default), warn, error
+	// BundleBucket (BUNDLE_BUCKET) is the S3 bucket of upload bundles when
+	// deployed; empty means the local server's folder BundleDir.
+	BundleBucket string
+	S3Endpoint   string // S3_ENDPOINT: an S3-compatible server (tests); empty means AWS
+	BundleDir    string // BUNDLE_DIR: the local server's bundle folder (default .data/bundles)
+	// PublicAPIURL (PUBLIC_API_URL) is the API's own base address, ending
+	// in /v1, for the local server's signed upload addresses.
+	PublicAPIURL string
 }
 
 // FromEnv reads the configuration through getenv (os.Getenv in a main).
@@ -31,6 +39,10 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		PublicAppURL:   or(getenv("PUBLIC_APP_URL"), "https://app.mainguard.dev"),
 		EnumCase:       strings.ToLower(or(getenv("ENUM_CASE"), "upper")),
 		LogLevel:       strings.ToLower(or(getenv("LOG_LEVEL"), "info")),
+		BundleBucket:   getenv("BUNDLE_BUCKET"),
+		S3Endpoint:     getenv("S3_ENDPOINT"),
+		BundleDir:      or(getenv("BUNDLE_DIR"), ".data/bundles"),
+		PublicAPIURL:   strings.TrimRight(or(getenv("PUBLIC_API_URL"), "http://127.0.0.1:8080/v1"), "/"),
 	}
 	var problems []string
 	num := func(name, def string, bits int) float64 {
@@ -43,7 +55,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	c.RateLimit = num("RATE_LIMIT_RPS", "100", 64)
 	c.RateBurst = int(num("RATE_LIMIT_BURST", "200", 64))
 	c.AuthCacheTTL = time.Duration(num("AUTH_CACHE_SECONDS", "30", 64) * float64(time.Second))
-	if c.Region == "" && c.DynamoEndpoint != "" {
+	if c.Region == "" && (c.DynamoEndpoint != "" || c.S3Endpoint != "") {
 		c.Region = "us-east-1"
 	}
 	if c.EnumCase != "upper" && c.EnumCase != "lower" {

@@ -14,6 +14,7 @@ type Code string
 const (
 	Invalid          Code = "invalid"            // 400: the request is wrong
 	Unauthorized     Code = "unauthorized"       // 401: no or bad token
+	Forbidden        Code = "forbidden"          // 403: a signed address that does not verify
 	NotFound         Code = "not_found"          // 404: absent, or another tenant's
 	MethodNotAllowed Code = "method_not_allowed" // 405
 	Conflict         Code = "conflict"           // 409: a condition failed

@@ -1,6 +1,7 @@
 package flakyapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -10,14 +11,20 @@ import (
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
-// Handlers serves the /flaky-tests endpoints.
+// Handlers serves the /flaky-tests and /metrics (upload) endpoints.
 type Handlers struct {
 	Store  *store.Store
 	Viewer Viewer
 	Now    func() time.Time
 	NewID  func() string // ids of outbox events
+	// Secret is the deployment's secret for signing page tokens and local
+	// upload addresses.
+	Secret func(ctx context.Context) ([]byte, error)
+	// Uploads signs bundle upload addresses and, locally, takes bundles.
+	Uploads Uploads
 }
 
 type getTestDetailsRequest struct {
@@ -26,7 +33,8 @@ type getTestDetailsRequest struct {
 	TestID     string         `json:"test_id"`
 }
 
-// GetTestDetails serves POST /flaky-tests/get-test-details: one GetItem.
+// GetTestDetails serves POST /flaky-tests/get-test-details: one
+// BatchGetItem of the repository (its quarantine settings) and the test.
 func (h *Handlers) GetTestDetails() http.Handler {
 	return api.JSON(func(r *http.Request, req *getTestDetailsRequest) (any, error) {
 		repo, err := api.RequireRepo(req.Repo, "repo")
@@ -40,15 +48,15 @@ func (h *Handlers) GetTestDetails() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		org := api.Org(r.Context())
-		// Another organization's slug is answered exactly as an absent one.
-		if !strings.EqualFold(req.OrgURLSlug, org) {
-			return nil, errs.E(errs.NotFound, "organization %q not found", req.OrgURLSlug)
-		}
-		tc, err := h.Store.GetTestCase(r.Context(), org, repo, id)
+		org, err := ownOrg(r.Context(), req.OrgURLSlug)
 		if err != nil {
 			return nil, err
 		}
+		settings, tc, err := h.Store.GetRepoAndTest(r.Context(), org, repo, id)
+		if err != nil {
+			return nil, err
+		}
+		tc.Quarantined = testhealth.Quarantined(tc, testhealth.SettingsOf(settings))
 		return map[string]TestCase{"test": h.Viewer.Full(tc, h.Now())}, nil
 	})
 }
@@ -97,14 +105,11 @@ func (h *Handlers) LinkTicket() http.Handler {
 			return nil, err
 		}
 		ctx, org := r.Context(), api.Org(r.Context())
-		tc, err := h.Store.GetTestCase(ctx, org, repo, id)
+		settings, tc, err := h.Store.GetRepoAndTest(ctx, org, repo, id)
 		if err != nil {
 			return nil, err
 		}
-		settings, err := h.Store.GetRepo(ctx, org, repo)
-		if err != nil {
-			return nil, err
-		}
+		tc.Quarantined = testhealth.Quarantined(tc, testhealth.SettingsOf(settings))
 		var ticketURL string
 		switch {
 		case settings.JiraBaseURL != "":
@@ -117,13 +122,13 @@ func (h *Handlers) LinkTicket() http.Handler {
 		now := h.Now()
 		tc.Ticket = &store.Ticket{ID: key, HTMLURL: ticketURL}
 		payload, err := json.Marshal(TicketLinked{
-			Type: "test_case.ticket_linked", Timestamp: ts(now),
+			Type: EventTicketLinked, Timestamp: ts(now),
 			TestCase: h.Viewer.Full(tc, now), Ticket: Ticket{ID: key, HTMLURL: ticketURL},
 		})
 		if err != nil {
 			return nil, errs.Wrap(errs.Internal, err, "internal error")
 		}
-		ev := store.Event{ID: h.NewID(), Type: "test_case.ticket_linked", Payload: string(payload), CreatedAt: now}
+		ev := store.Event{ID: h.NewID(), Type: EventTicketLinked, Payload: string(payload), CreatedAt: now}
 		if err := h.Store.LinkTicket(ctx, org, repo, id, *tc.Ticket, ev); err != nil {
 			return nil, err
 		}

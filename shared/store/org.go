@@ -56,11 +56,40 @@ func (s *Store) CreateOrg(ctx context.Context, slug, name string) (Org, error) {
 	if err != nil {
 		return Org{}, err
 	}
+	// Every organization is listed under one index key, for the scheduled
+	// function's walk over tenants.
+	item[AttrGSI1PK], item[AttrGSI1SK] = str(orgsGSI1PK), str(slug)
 	err = s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
 	if errs.Is(err, errs.Conflict) {
 		return Org{}, errs.Wrap(errs.Conflict, err, "organization %q already exists", slug)
 	}
 	return o, err
+}
+
+const orgsGSI1PK = "ORGS"
+
+// ListOrgs lists the slugs of every organization: one Query per 1 MB.
+func (s *Store) ListOrgs(ctx context.Context) ([]string, error) {
+	var out []string
+	var start map[string]types.AttributeValue
+	for {
+		page, err := s.query(ctx, &dynamodb.QueryInput{
+			IndexName:                 aws.String(IndexGSI1),
+			KeyConditionExpression:    aws.String("GSI1PK = :pk"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(orgsGSI1PK)},
+			ProjectionExpression:      aws.String("GSI1SK"),
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range page.Items {
+			out = append(out, item[AttrGSI1SK].(*types.AttributeValueMemberS).Value)
+		}
+		if start = page.LastEvaluatedKey; start == nil {
+			return out, nil
+		}
+	}
 }
 
 // GetOrg reads an organization; NotFound when absent.

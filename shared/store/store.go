@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -22,6 +23,7 @@ type DB interface {
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 }
 
 var _ DB = (*dynamodb.Client)(nil)
@@ -152,6 +154,52 @@ func (s *Store) transact(ctx context.Context, items ...types.TransactWriteItem) 
 	}
 	usageOf(ctx).add(out.ConsumedCapacity...)
 	return nil
+}
+
+// batchGet reads items by key, consistently, 100 keys per call (the
+// service's limit), asking again for what DynamoDB left unprocessed. Absent
+// items are simply not returned; the order is not that of keys.
+func (s *Store) batchGet(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	var out []map[string]types.AttributeValue
+	for len(keys) > 0 {
+		n := min(len(keys), 100)
+		pending := map[string]types.KeysAndAttributes{s.table: {Keys: keys[:n], ConsistentRead: aws.Bool(true)}}
+		keys = keys[n:]
+		for tries := 0; len(pending) > 0; tries++ {
+			if tries > 0 {
+				if err := backoff(ctx, tries); err != nil {
+					return nil, err
+				}
+			}
+			res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{
+				RequestItems: pending, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+			})
+			if err != nil {
+				usageOf(ctx).add()
+				return nil, translate(err)
+			}
+			usageOf(ctx).add(res.ConsumedCapacity...)
+			out = append(out, res.Responses[s.table]...)
+			pending = res.UnprocessedKeys
+		}
+	}
+	return out, nil
+}
+
+// backoff waits before retry number try (1, 2, ...): exponential from
+// 20 ms, capped at 1 s, with jitter so that competing writers spread out.
+func backoff(ctx context.Context, try int) error {
+	d := 20 * time.Millisecond << min(try-1, 6)
+	d = min(d, time.Second)
+	d = d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return errs.Wrap(errs.Unavailable, ctx.Err(), "the store did not answer in time")
+	case <-t.C:
+		return nil
+	}
 }
 
 // tableOf points at the table name field of whichever action item holds.

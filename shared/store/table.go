@@ -19,6 +19,9 @@ const (
 	AttrGSI1PK = "GSI1PK"
 	AttrGSI1SK = "GSI1SK"
 	IndexGSI1  = "GSI1"
+	AttrGSI2PK = "GSI2PK"
+	AttrGSI2SK = "GSI2SK"
+	IndexGSI2  = "GSI2"
 	// AttrTTL holds the unix second after which DynamoDB may delete an item.
 	AttrTTL = "ttl"
 )
@@ -34,19 +37,30 @@ func TableSpec(name string) *dynamodb.CreateTableInput {
 			{AttributeName: aws.String(AttrSK), AttributeType: s},
 			{AttributeName: aws.String(AttrGSI1PK), AttributeType: s},
 			{AttributeName: aws.String(AttrGSI1SK), AttributeType: s},
+			{AttributeName: aws.String(AttrGSI2PK), AttributeType: s},
+			{AttributeName: aws.String(AttrGSI2SK), AttributeType: s},
 		},
 		KeySchema: []types.KeySchemaElement{
 			{AttributeName: aws.String(AttrPK), KeyType: types.KeyTypeHash},
 			{AttributeName: aws.String(AttrSK), KeyType: types.KeyTypeRange},
 		},
-		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
-			IndexName: aws.String(IndexGSI1),
-			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(AttrGSI1PK), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String(AttrGSI1SK), KeyType: types.KeyTypeRange},
-			},
-			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
-		}},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{
+			gsi(IndexGSI1, AttrGSI1PK, AttrGSI1SK),
+			gsi(IndexGSI2, AttrGSI2PK, AttrGSI2SK),
+		},
+	}
+}
+
+// gsi is an index with all attributes projected: list reads return whole
+// items and need no second read.
+func gsi(name, pk, sk string) types.GlobalSecondaryIndex {
+	return types.GlobalSecondaryIndex{
+		IndexName: aws.String(name),
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(pk), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(sk), KeyType: types.KeyTypeRange},
+		},
+		Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
 	}
 }
 

@@ -1,0 +1,329 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mainguard/mainguard/shared/errs"
+)
+
+// Quarantine overrides of one test (contract 2.4); "" is UNSPECIFIED.
+const (
+	AlwaysQuarantine = "ALWAYS_QUARANTINE"
+	NeverQuarantine  = "NEVER_QUARANTINE"
+	AutoQuarantine   = "AUTO_QUARANTINE"
+)
+
+// QuarantineCandidate says why tc would be quarantined in a repository
+// that quarantines: AlwaysQuarantine (its override), AutoQuarantine (it is
+// unhealthy and not overridden; applies only when the repository
+// quarantines automatically), or "" (never). It does not depend on the
+// repository's settings, so it can be indexed; testhealth.Quarantined adds
+// the settings.
+func (tc TestCase) QuarantineCandidate() string {
+	switch {
+	case tc.QuarantineOverride == AlwaysQuarantine:
+		return AlwaysQuarantine
+	case tc.QuarantineOverride == NeverQuarantine:
+		return ""
+	case tc.Status.Value == "flaky" || tc.Status.Value == "broken":
+		return AutoQuarantine
+	}
+	return ""
+}
+
+// Sparse index keys of an aggregate item: GSI1 lists a repository's tests
+// by unhealthy status, GSI2 its quarantine candidates ("A#" always, "U#"
+// automatic, so that a repository without automatic quarantine reads only
+// the "A#" range).
+func unhealthyPK(org string, repo RepoRef, status string) string {
+	return orgPK(org) + "#REPO#" + repo.Key() + "#STATUS#" + strings.ToUpper(status)
+}
+
+func quarantinePK(org string, repo RepoRef) string {
+	return orgPK(org) + "#REPO#" + repo.Key() + "#QUARANTINE"
+}
+
+func quarantineSK(candidate, id string) string {
+	if candidate == AlwaysQuarantine {
+		return "A#" + strings.ToLower(id)
+	}
+	return "U#" + strings.ToLower(id)
+}
+
+// indexKeys are the index attributes tc's health gives its item; absent
+// keys mean "not in that index".
+func (tc TestCase) indexKeys() map[string]types.AttributeValue {
+	out := map[string]types.AttributeValue{}
+	if v := tc.Status.Value; v == "flaky" || v == "broken" {
+		out[AttrGSI1PK] = str(unhealthyPK(tc.Org, tc.Repo, v))
+		out[AttrGSI1SK] = str(strings.ToLower(tc.ID))
+	}
+	if c := tc.QuarantineCandidate(); c != "" {
+		out[AttrGSI2PK] = str(quarantinePK(tc.Org, tc.Repo))
+		out[AttrGSI2SK] = str(quarantineSK(c, tc.ID))
+	}
+	return out
+}
+
+// UpdateHealth writes the health of a test as decided from before (the item
+// as read): status, flake evidence, quarantine override and the index keys
+// they imply, removes the stale counters named, and records events in the
+// outbox, all in one transaction. It is conditional on the item's Rev being
+// the one read: Conflict means another writer decided first, and the
+// caller should read again and decide again.
+func (s *Store) UpdateHealth(ctx context.Context, before, after TestCase, stale []string, events []Event) error {
+	u := newUpdate()
+	u.setTo("status", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+		"value": str(after.Status.Value), "reason": str(after.Status.Reason), "at": timeStr(after.Status.Timestamp),
+	}})
+	if after.Flake != nil {
+		u.setTo("flake", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+			"at": timeStr(after.Flake.At), "sha": str(after.Flake.SHA), "branch": str(after.Flake.Branch),
+		}})
+	}
+	var remove []string
+	if after.QuarantineOverride != "" {
+		u.setTo("quarantine_override", str(after.QuarantineOverride))
+	} else {
+		remove = append(remove, u.name("quarantine_override"))
+	}
+	if !after.QuarantineSince.IsZero() {
+		u.setTo("quarantine_since", timeStr(after.QuarantineSince))
+	}
+	keys := after.indexKeys()
+	for _, k := range []string{AttrGSI1PK, AttrGSI1SK, AttrGSI2PK, AttrGSI2SK} {
+		if v, ok := keys[k]; ok {
+			u.setTo(k, v)
+		} else {
+			remove = append(remove, u.name(k))
+		}
+	}
+	u.set = append(u.set, u.name("rev")+" = "+u.value(num(before.Rev+1)))
+	for _, a := range stale {
+		remove = append(remove, u.name(a))
+	}
+	expr := u.expression()
+	if len(remove) > 0 {
+		expr += " REMOVE " + strings.Join(remove, ", ")
+	}
+	cond := "attribute_exists(PK) AND (" + u.name("rev") + " = " + u.value(num(before.Rev))
+	if before.Rev == 0 {
+		cond += " OR attribute_not_exists(" + u.name("rev") + ")"
+	}
+	cond += ")"
+	actions := []types.TransactWriteItem{{Update: &types.Update{
+		Key:                       testKey(before.Org, before.Repo, before.ID),
+		UpdateExpression:          aws.String(expr),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  u.names,
+		ExpressionAttributeValues: u.values,
+	}}}
+	for _, ev := range events {
+		put, err := s.eventPut(before.Org, ev)
+		if err != nil {
+			return err
+		}
+		actions = append(actions, types.TransactWriteItem{Put: put})
+	}
+	err := s.transact(ctx, actions...)
+	if failedAction(err, 0) {
+		return errs.Wrap(errs.Conflict, err, "test %s changed meanwhile", before.ID)
+	}
+	return err
+}
+
+// Page is one page of a list read from an index.
+type Page struct {
+	Tests []TestCase
+	// Next is the last key of this page when more may follow: pass it as
+	// After to read on.
+	Next string
+}
+
+// ListUnhealthy lists a repository's tests of one status (flaky or broken)
+// in id order, starting after the id after (""; from the start), or before
+// before when reading backwards. One Query on GSI1.
+func (s *Store) ListUnhealthy(ctx context.Context, org string, repo RepoRef, status string, q PageQuery) (Page, error) {
+	return s.listIndex(ctx, IndexGSI1, AttrGSI1PK, AttrGSI1SK, unhealthyPK(org, repo, status), "", q)
+}
+
+// CountUnhealthy counts a repository's tests of one status.
+func (s *Store) CountUnhealthy(ctx context.Context, org string, repo RepoRef, status string) (int, error) {
+	return s.countIndex(ctx, IndexGSI1, AttrGSI1PK, AttrGSI1SK, unhealthyPK(org, repo, status), "")
+}
+
+// ListQuarantineCandidates lists a repository's quarantine candidates,
+// only those overridden to always when alwaysOnly, ordered "always" first,
+// then by id. One Query on GSI2.
+func (s *Store) ListQuarantineCandidates(ctx context.Context, org string, repo RepoRef, alwaysOnly bool, q PageQuery) (Page, error) {
+	prefix := ""
+	if alwaysOnly {
+		prefix = "A#"
+	}
+	return s.listIndex(ctx, IndexGSI2, AttrGSI2PK, AttrGSI2SK, quarantinePK(org, repo), prefix, q)
+}
+
+// CountQuarantineCandidates counts what ListQuarantineCandidates lists.
+func (s *Store) CountQuarantineCandidates(ctx context.Context, org string, repo RepoRef, alwaysOnly bool) (int, error) {
+	prefix := ""
+	if alwaysOnly {
+		prefix = "A#"
+	}
+	return s.countIndex(ctx, IndexGSI2, AttrGSI2PK, AttrGSI2SK, quarantinePK(org, repo), prefix)
+}
+
+// PageQuery selects a page of an index: Limit items after the sort key
+// After, or, when Before is set, the Limit items just before it.
+type PageQuery struct {
+	Limit  int
+	After  string
+	Before string
+	// Last selects the final Limit items (the last page).
+	Last bool
+}
+
+func (s *Store) listIndex(ctx context.Context, index, pkAttr, skAttr, pk, prefix string, q PageQuery) (Page, error) {
+	cond := pkAttr + " = :pk"
+	vals := map[string]types.AttributeValue{":pk": str(pk)}
+	forward := true
+	switch {
+	case q.Before != "":
+		cond += " AND " + skAttr + " < :k"
+		vals[":k"] = str(q.Before)
+		forward = false
+	case q.Last:
+		forward = false
+	case q.After != "":
+		cond += " AND " + skAttr + " > :k"
+		vals[":k"] = str(q.After)
+	}
+	var filter *string
+	if prefix != "" {
+		if q.Before == "" && q.After == "" {
+			cond = pkAttr + " = :pk AND begins_with(" + skAttr + ", :pre)"
+		} else {
+			// A key range and a prefix cannot both be key conditions; the
+			// prefix range is contiguous, so filtering keeps pages whole.
+			filter = aws.String("begins_with(" + skAttr + ", :pre)")
+		}
+		vals[":pre"] = str(prefix)
+	}
+	var tests []TestCase
+	var lastKey string
+	var start map[string]types.AttributeValue
+	for len(tests) < q.Limit {
+		out, err := s.query(ctx, &dynamodb.QueryInput{
+			IndexName:                 aws.String(index),
+			KeyConditionExpression:    aws.String(cond),
+			FilterExpression:          filter,
+			ExpressionAttributeValues: vals,
+			ScanIndexForward:          aws.Bool(forward),
+			Limit:                     aws.Int32(int32(q.Limit - len(tests))),
+			ExclusiveStartKey:         start,
+		})
+		if err != nil {
+			return Page{}, err
+		}
+		for _, item := range out.Items {
+			tc, err := readTestCase(item)
+			if err != nil {
+				return Page{}, err
+			}
+			tests = append(tests, tc)
+			lastKey = item[skAttr].(*types.AttributeValueMemberS).Value
+		}
+		if start = out.LastEvaluatedKey; start == nil {
+			lastKey = ""
+			break
+		}
+	}
+	if !forward {
+		for i, j := 0, len(tests)-1; i < j; i, j = i+1, j-1 {
+			tests[i], tests[j] = tests[j], tests[i]
+		}
+		lastKey = ""
+	}
+	return Page{Tests: tests, Next: lastKey}, nil
+}
+
+func (s *Store) countIndex(ctx context.Context, index, pkAttr, skAttr, pk, prefix string) (int, error) {
+	cond := pkAttr + " = :pk"
+	vals := map[string]types.AttributeValue{":pk": str(pk)}
+	if prefix != "" {
+		cond += " AND begins_with(" + skAttr + ", :pre)"
+		vals[":pre"] = str(prefix)
+	}
+	n := 0
+	var start map[string]types.AttributeValue
+	for {
+		out, err := s.query(ctx, &dynamodb.QueryInput{
+			IndexName: aws.String(index), KeyConditionExpression: aws.String(cond),
+			ExpressionAttributeValues: vals, Select: types.SelectCount, ExclusiveStartKey: start,
+		})
+		if err != nil {
+			return 0, err
+		}
+		n += int(out.Count)
+		if start = out.LastEvaluatedKey; start == nil {
+			return n, nil
+		}
+	}
+}
+
+// IndexKey is the sort key a test has in the list it was read from, for
+// page tokens: its id in the unhealthy lists, reason and id in the
+// quarantine list.
+func IndexKey(tc TestCase, quarantineList bool) string {
+	if quarantineList {
+		return quarantineSK(tc.QuarantineCandidate(), tc.ID)
+	}
+	return strings.ToLower(tc.ID)
+}
+
+// FailedTestsBetween returns the ids of a repository's tests with a failed
+// run in [start, end), each with its latest failure time in the range:
+// one Query per day of the range (at most 8 for the contract's 7 days).
+func (s *Store) FailedTestsBetween(ctx context.Context, org string, repo RepoRef, start, end time.Time) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	lo, hi := start.UTC().Format(SortableTime), end.UTC().Format(SortableTime)
+	for day := start.Unix() / 86400; day <= (end.Unix()-1)/86400; day++ {
+		pk := orgPK(org) + "#REPO#" + repo.Key() + "#FAILS#" + strconv.FormatInt(day, 10)
+		var from map[string]types.AttributeValue
+		for {
+			res, err := s.query(ctx, &dynamodb.QueryInput{
+				IndexName:              aws.String(IndexGSI1),
+				KeyConditionExpression: aws.String("GSI1PK = :pk AND GSI1SK BETWEEN :lo AND :hi"),
+				ExpressionAttributeValues: map[string]types.AttributeValue{
+					":pk": str(pk), ":lo": str(lo), ":hi": str(hi),
+				},
+				ProjectionExpression: aws.String("GSI1SK"),
+				ExclusiveStartKey:    from,
+			})
+			if err != nil {
+				return nil, err
+			}
+			for _, item := range res.Items {
+				sk := item[AttrGSI1SK].(*types.AttributeValueMemberS).Value
+				parts := strings.SplitN(sk, "#", 3)
+				if len(parts) < 2 || parts[0] >= hi { // BETWEEN is inclusive of hi; the range is not
+					continue
+				}
+				at, _ := time.Parse(SortableTime, parts[0])
+				if at.After(out[parts[1]]) {
+					out[parts[1]] = at
+				}
+			}
+			if from = res.LastEvaluatedKey; from == nil {
+				break
+			}
+		}
+	}
+	return out, nil
+}

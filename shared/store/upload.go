@@ -1,0 +1,140 @@
+package store
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mainguard/mainguard/shared/errs"
+)
+
+// States of an upload.
+const (
+	UploadCreated  = "CREATED"  // createBundleUpload answered; the bundle may come
+	UploadIngested = "INGESTED" // its runs are recorded
+	UploadFailed   = "FAILED"   // refused; Reason says why, nothing was recorded
+)
+
+// Upload is one bundle upload, from createBundleUpload to its ingestion.
+type Upload struct {
+	ID            string    `dynamodbav:"upload_id"`
+	Org           string    `dynamodbav:"org"`
+	Repo          RepoRef   `dynamodbav:"repo"`
+	BlobKey       string    `dynamodbav:"blob_key"` // where the bundle is stored
+	ClientVersion string    `dynamodbav:"client_version,omitempty"`
+	State         string    `dynamodbav:"state"`
+	Reason        string    `dynamodbav:"reason,omitempty"`
+	CreatedAt     time.Time `dynamodbav:"created_at"`
+	FinishedAt    time.Time `dynamodbav:"finished_at,omitempty"`
+	// What the bundle held, once ingested.
+	Files, Tests, Runs, Passed, Failed, Skipped int
+	SHA, Branch                                 string
+	PR                                          int
+}
+
+func uploadKey(org, id string) map[string]types.AttributeValue {
+	return key(orgPK(org)+"#UPLOAD#"+id, "UPLOAD")
+}
+
+// CreateUpload records a new upload; Conflict when the id exists.
+func (s *Store) CreateUpload(ctx context.Context, u Upload) error {
+	u.State = UploadCreated
+	item, err := marshal(u, uploadKey(u.Org, u.ID))
+	if err != nil {
+		return err
+	}
+	item[AttrGSI1PK] = str(orgPK(u.Org) + "#UPLOADS")
+	item[AttrGSI1SK] = str(u.CreatedAt.UTC().Format(SortableTime) + "#" + u.ID)
+	item[AttrTTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(u.CreatedAt.Add(RunRetention).Unix(), 10)}
+	return s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+}
+
+// GetUpload reads an upload of org; NotFound when absent.
+func (s *Store) GetUpload(ctx context.Context, org, id string) (Upload, error) {
+	var u Upload
+	err := s.getInto(ctx, uploadKey(org, id), &u, "upload %s not found", id)
+	return u, err
+}
+
+// FinishUpload records the outcome of ingesting an upload: u's state,
+// reason and counts. Only a CREATED upload can finish, so a repeated ingest
+// reports Conflict and changes nothing.
+func (s *Store) FinishUpload(ctx context.Context, u Upload) error {
+	u.FinishedAt = s.now().UTC()
+	u.Reason = clipBytes(u.Reason, 2048)
+	item, err := marshal(u, nil)
+	if err != nil {
+		return err
+	}
+	up := newUpdate()
+	for _, attr := range []string{"state", "reason", "finished_at", "Files", "Tests", "Runs", "Passed", "Failed", "Skipped", "SHA", "Branch", "PR"} {
+		if v, ok := item[attr]; ok {
+			up.setTo(attr, v)
+		}
+	}
+	cond := up.name("state") + " = " + up.value(str(UploadCreated))
+	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
+		Key: uploadKey(u.Org, u.ID), UpdateExpression: aws.String(up.expression()),
+		ConditionExpression:      aws.String(cond),
+		ExpressionAttributeNames: up.names, ExpressionAttributeValues: up.values,
+	})
+	if errs.Is(err, errs.Conflict) {
+		return errs.Wrap(errs.Conflict, err, "upload %s was already ingested", u.ID)
+	}
+	return err
+}
+
+// ListUploads lists an organization's newest uploads, newest first.
+func (s *Store) ListUploads(ctx context.Context, org string, limit int32) ([]Upload, error) {
+	out, err := s.query(ctx, &dynamodb.QueryInput{
+		IndexName:                 aws.String(IndexGSI1),
+		KeyConditionExpression:    aws.String("GSI1PK = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(orgPK(org) + "#UPLOADS")},
+		ScanIndexForward:          aws.Bool(false),
+		Limit:                     aws.Int32(limit),
+	})
+	if err != nil {
+		return nil, err
+	}
+	ups := make([]Upload, 0, len(out.Items))
+	for _, item := range out.Items {
+		var u Upload
+		if err := unmarshal(item, &u); err != nil {
+			return nil, err
+		}
+		ups = append(ups, u)
+	}
+	return ups, nil
+}
+
+// Secret returns the deployment's secret of the given name (32 random
+// bytes), creating it on first use. All functions of a deployment share it
+// through the table, so nothing has to be configured: it signs page tokens
+// and the local server's upload addresses.
+func (s *Store) Secret(ctx context.Context, name string, fresh func() []byte) ([]byte, error) {
+	k := key("SECRET#"+name, "SECRET")
+	var got struct {
+		Value []byte `dynamodbav:"value"`
+	}
+	err := s.getInto(ctx, k, &got, "no secret")
+	if err == nil {
+		return got.Value, nil
+	}
+	if !errs.Is(err, errs.NotFound) {
+		return nil, err
+	}
+	item := map[string]types.AttributeValue{AttrPK: k[AttrPK], AttrSK: k[AttrSK], "value": &types.AttributeValueMemberB{Value: fresh()}}
+	err = s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+	if err != nil && !errs.Is(err, errs.Conflict) {
+		return nil, err
+	}
+	// Created by us or, in a race, by another function: read the winner.
+	if err := s.getInto(ctx, k, &got, "no secret"); err != nil {
+		return nil, err
+	}
+	return got.Value, nil
+}

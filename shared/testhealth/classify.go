@@ -1,0 +1,266 @@
+package testhealth
+
+import (
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/store"
+)
+
+// Test status values (lowercase on the wire, contract 2.1).
+const (
+	Healthy = "healthy"
+	Flaky   = "flaky"
+	Broken  = "broken"
+)
+
+// Settings are a repository's monitor and quarantine settings with every
+// default of contract 2.3 and 2.4 applied.
+type Settings struct {
+	QuarantineEnabled bool
+	AutoQuarantine    bool
+	DefaultBranch     string
+
+	PassOnRetry  bool
+	RecoveryDays int
+
+	FailureRate      bool
+	WindowHours      int
+	Branches         []string // globs; empty: the default branch
+	MinRuns          int
+	FlakyThreshold   float64
+	BrokenThreshold  float64
+	FlakyResolution  float64
+	BrokenResolution float64
+	StaleHours       int
+
+	InfraGuard bool
+
+	BrokenStreak bool
+	Streak       int
+}
+
+// InfraGuardShare is the share of failed test cases above which an upload
+// is set aside from flaky and broken detection (contract 2.3).
+const InfraGuardShare = 0.8
+
+// SettingsOf applies the defaults to a repository's stored settings.
+func SettingsOf(r store.Repo) Settings {
+	h := r.HealthSettings
+	b := func(p *bool, d bool) bool {
+		if p == nil {
+			return d
+		}
+		return *p
+	}
+	i := func(p *int, d int) int {
+		if p == nil {
+			return d
+		}
+		return *p
+	}
+	f := func(p *float64, d float64) float64 {
+		if p == nil {
+			return d
+		}
+		return *p
+	}
+	s := Settings{
+		QuarantineEnabled: b(h.QuarantineEnabled, false),
+		AutoQuarantine:    b(h.AutoQuarantine, true),
+		DefaultBranch:     r.Branch(),
+		PassOnRetry:       b(h.PassOnRetry, true),
+		RecoveryDays:      i(h.RecoveryDays, 7),
+		FailureRate:       b(h.FailureRate, true),
+		WindowHours:       i(h.WindowHours, 168),
+		Branches:          h.Branches,
+		MinRuns:           i(h.MinRuns, 20),
+		FlakyThreshold:    f(h.FlakyThreshold, 0.1),
+		BrokenThreshold:   f(h.BrokenThreshold, 0.9),
+		StaleHours:        i(h.StaleHours, 168),
+		InfraGuard:        b(h.InfraGuard, true),
+		BrokenStreak:      b(h.BrokenStreak, true),
+		Streak:            i(h.Streak, 5),
+	}
+	if len(s.Branches) == 0 {
+		s.Branches = []string{s.DefaultBranch}
+	}
+	s.FlakyResolution = f(h.FlakyResolution, s.FlakyThreshold)
+	s.BrokenResolution = f(h.BrokenResolution, s.BrokenThreshold)
+	return s
+}
+
+// Validate checks settings as the administration program sets them, with
+// one sentence naming the setting and its range.
+func (s Settings) Validate() error {
+	switch {
+	case s.RecoveryDays < 1 || s.RecoveryDays > 15:
+		return errs.E(errs.Invalid, "recovery_days must be between 1 and 15, got %d", s.RecoveryDays)
+	case s.WindowHours < 1 || s.WindowHours > 168:
+		// Counters are kept for 7 days: a longer window could not be summed.
+		return errs.E(errs.Invalid, "window_hours must be between 1 and 168, got %d", s.WindowHours)
+	case s.MinRuns < 1:
+		return errs.E(errs.Invalid, "min_runs must be at least 1, got %d", s.MinRuns)
+	case s.FlakyThreshold <= 0 || s.FlakyThreshold > 1:
+		return errs.E(errs.Invalid, "flaky_threshold must be above 0 and at most 1, got %g", s.FlakyThreshold)
+	case s.BrokenThreshold <= s.FlakyThreshold || s.BrokenThreshold > 1:
+		return errs.E(errs.Invalid, "broken_threshold must be above flaky_threshold (%g) and at most 1, got %g", s.FlakyThreshold, s.BrokenThreshold)
+	case s.FlakyResolution <= 0 || s.FlakyResolution > s.FlakyThreshold:
+		return errs.E(errs.Invalid, "flaky_resolution must be above 0 and at most flaky_threshold (%g), got %g", s.FlakyThreshold, s.FlakyResolution)
+	case s.BrokenResolution <= s.FlakyThreshold || s.BrokenResolution > s.BrokenThreshold:
+		return errs.E(errs.Invalid, "broken_resolution must be above flaky_threshold and at most broken_threshold (%g), got %g", s.BrokenThreshold, s.BrokenResolution)
+	case s.StaleHours < 1:
+		return errs.E(errs.Invalid, "stale_hours must be at least 1, got %d", s.StaleHours)
+	case s.Streak < 1 || s.Streak > 1000:
+		return errs.E(errs.Invalid, "streak must be between 1 and 1000, got %d", s.Streak)
+	}
+	for _, g := range s.Branches {
+		if _, err := path.Match(strings.ReplaceAll(g, "/", "\x00"), ""); err != nil || g == "" {
+			return errs.E(errs.Invalid, "branches: %q is not a valid glob", g)
+		}
+	}
+	return nil
+}
+
+// MatchBranch reports whether branch matches one of the globs; `*` also
+// matches `/` (contract 2.3), so `release/*` and `*` cover nested names.
+func MatchBranch(globs []string, branch string) bool {
+	for _, g := range globs {
+		// path.Match's * stops at '/': hide the slashes from it.
+		if ok, err := path.Match(strings.ReplaceAll(g, "/", "\x00"), strings.ReplaceAll(branch, "/", "\x00")); err == nil && ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Guarded reports whether an upload with the given counts is set aside by
+// the infrastructure guard: more than 80% of its test cases failed.
+func (s Settings) Guarded(cases, failedCases int) bool {
+	return s.InfraGuard && cases > 0 && float64(failedCases) > InfraGuardShare*float64(cases)
+}
+
+// Classify decides the status of tc at now from its aggregate (contract
+// 2.3): the worst active monitor wins, and the reason names it and its
+// evidence. The timestamp is now when the value changes, else kept.
+func Classify(tc store.TestCase, s Settings, now time.Time) store.TestStatus {
+	prev := tc.Status.Value
+	value, reason := Healthy, ""
+	flag := func(v, r string) {
+		if rank(v) > rank(value) {
+			value, reason = v, r
+		}
+	}
+	if s.BrokenStreak && tc.Streak >= s.Streak {
+		flag(Broken, fmt.Sprintf("broken-streak: the last %d runs on %s all failed", tc.Streak, s.DefaultBranch))
+	}
+	if s.FailureRate {
+		w := time.Duration(s.WindowHours) * time.Hour
+		passed, failed := sumWindow(tc.MonitoredPassedByHour, w, now), sumWindow(tc.MonitoredFailedByHour, w, now)
+		fresh := !tc.LastRun.IsZero() && now.Sub(tc.LastRun) < time.Duration(s.StaleHours)*time.Hour
+		if runs := passed + failed; fresh && runs >= s.MinRuns {
+			rate := float64(failed) / float64(runs)
+			evidence := fmt.Sprintf("failure rate %s over %d runs in %s on %s", percent(rate), runs, window(s.WindowHours), strings.Join(s.Branches, ", "))
+			brokenAt, flakyAt := s.BrokenThreshold, s.FlakyThreshold
+			if prev == Broken { // hysteresis: resolves below the resolution threshold
+				brokenAt = s.BrokenResolution
+			}
+			if prev == Flaky || prev == Broken {
+				flakyAt = s.FlakyResolution
+			}
+			switch {
+			case rate >= brokenAt:
+				flag(Broken, "failure-rate: "+evidence)
+			case rate >= flakyAt:
+				flag(Flaky, "failure-rate: "+evidence)
+			}
+		}
+	}
+	if s.PassOnRetry && tc.Flake != nil && now.Sub(tc.Flake.At) < time.Duration(s.RecoveryDays)*Day {
+		flag(Flaky, fmt.Sprintf("pass-on-retry: failed and passed on commit %s (%s)", short(tc.Flake.SHA), tc.Flake.Branch))
+	}
+	if value == Healthy {
+		reason = "no monitor is active"
+		if prev != "" && prev != Healthy {
+			reason = "no monitor is active any more (was " + prev + ")"
+		}
+	}
+	at := tc.Status.Timestamp
+	switch {
+	case prev == "" && value == Healthy:
+		at = tc.FirstSeen // never changed: the first-seen time
+	case value != Previous(tc):
+		at = now
+	}
+	if at.IsZero() {
+		at = now
+	}
+	return store.TestStatus{Value: value, Reason: reason, Timestamp: at}
+}
+
+// Previous is the status value tc had: healthy for a test never classified.
+func Previous(tc store.TestCase) string {
+	if tc.Status.Value == "" {
+		return Healthy
+	}
+	return tc.Status.Value
+}
+
+// Quarantined applies contract 2.4: a test is quarantined when the
+// repository quarantines and either its override says always, or automatic
+// quarantine is on and the test is unhealthy and not overridden to never.
+func Quarantined(tc store.TestCase, s Settings) bool {
+	if !s.QuarantineEnabled {
+		return false
+	}
+	switch tc.QuarantineCandidate() {
+	case store.AlwaysQuarantine:
+		return true
+	case store.AutoQuarantine:
+		return s.AutoQuarantine
+	}
+	return false
+}
+
+func rank(v string) int {
+	switch v {
+	case Broken:
+		return 2
+	case Flaky:
+		return 1
+	}
+	return 0
+}
+
+func sumWindow(m map[string]int, w time.Duration, now time.Time) int {
+	n := 0
+	for k, c := range m {
+		if inWindow(k, time.Hour, w, now) {
+			n += c
+		}
+	}
+	return n
+}
+
+func percent(r float64) string { return strconv.Itoa(int(r*100+0.5)) + "%" }
+
+func window(hours int) string {
+	if hours%24 == 0 {
+		if hours == 24 {
+			return "1 day"
+		}
+		return strconv.Itoa(hours/24) + " days"
+	}
+	return strconv.Itoa(hours) + " hours"
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
