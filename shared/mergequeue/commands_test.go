@@ -1,0 +1,224 @@
+package mergequeue
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/mainguard/mainguard/shared/errs"
+)
+
+func TestParsePriority(t *testing.T) {
+	for _, tc := range []struct {
+		raw   any
+		value int
+		given bool
+		bad   bool
+	}{
+		{raw: nil, value: 100},
+		{raw: float64(0), value: 0, given: true},
+		{raw: float64(255), value: 255, given: true},
+		{raw: 42, value: 42, given: true},
+		{raw: "URGENT", value: 0, given: true},
+		{raw: "High", value: 10, given: true},
+		{raw: "medium", value: 100, given: true},
+		{raw: "low", value: 200, given: true},
+		{raw: "17", value: 17, given: true},
+		{raw: float64(256), bad: true},
+		{raw: float64(-1), bad: true},
+		{raw: 1.5, bad: true},
+		{raw: "highest", bad: true},
+		{raw: true, bad: true},
+	} {
+		value, given, err := ParsePriority(tc.raw)
+		if tc.bad {
+			if !errs.Is(err, errs.Invalid) || !strings.Contains(errs.MessageOf(err), "priority") {
+				t.Errorf("ParsePriority(%#v) error = %v, want an invalid-priority error", tc.raw, err)
+			}
+			continue
+		}
+		if err != nil || value != tc.value || given != tc.given {
+			t.Errorf("ParsePriority(%#v) = %d, %v, %v; want %d, %v", tc.raw, value, given, err, tc.value, tc.given)
+		}
+	}
+}
+
+func TestPriorityName(t *testing.T) {
+	got := map[int]string{}
+	for _, v := range []int{0, 1, 10, 11, 50, 100, 101, 200, 201, 255} {
+		got[v] = PriorityName(v)
+	}
+	want := map[int]string{
+		0: "urgent", 1: "high", 10: "high", 11: "medium", 50: "medium", 100: "medium",
+		101: "low", 200: "low", 201: "low", 255: "low",
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("names (-got +want):\n%s", diff)
+	}
+}
+
+func counter() func() string {
+	n := 0
+	return func() string { n++; return "id-" + string(rune('a'+n)) }
+}
+
+func TestSubmitEpisodes(t *testing.T) {
+	newID := counter()
+	s := NewSnapshot(DefaultQueue(Repo{"github.com", "acme", "app"}, "main"))
+	s, out, err := Submit(s, SubmitRequest{PRNumber: 7}, t0, newID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := s.Entries[0]
+	if e.State != NotReady || e.Priority != PriorityMedium || !e.DefaultPriority || e.Episode != 1 {
+		t.Errorf("new entry = %+v", e)
+	}
+	if len(out.Transitions) != 1 || out.Transitions[0].From != "" || out.Transitions[0].Reason != ReasonAPIRequested {
+		t.Errorf("transitions = %+v", out.Transitions)
+	}
+	// Resubmitting while active updates priority and noBatch only.
+	s, out, err = Submit(s, SubmitRequest{PRNumber: 7, Priority: ptr(10), NoBatch: ptr(true)}, t0, newID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e := s.Entries[0]; e.Priority != 10 || e.DefaultPriority || !e.NoBatch || e.Episode != 1 || len(out.Transitions) != 0 {
+		t.Errorf("resubmitted entry = %+v, transitions %v", e, out.Transitions)
+	}
+	// Cancel, resubmit: a new episode with the same id.
+	s, _, err = Cancel(s, CancelRequest{PRNumber: 7}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err = Submit(s, SubmitRequest{PRNumber: 7}, t0, newID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Entries[0]; got.ID != e.ID || got.Episode != 2 || got.State != NotReady {
+		t.Errorf("after resubmit = %+v; want id %s, episode 2, NOT_READY", got, e.ID)
+	}
+	// A pruned entry keeps its id when the store passes it back.
+	s2, _, _ := Submit(s, SubmitRequest{PRNumber: 8, EntryID: "stored-id"}, t0, newID)
+	if got := s2.Entries[1].ID; got != "stored-id" {
+		t.Errorf("id = %q, want the stored one", got)
+	}
+	if len(s.Entries) != 1 {
+		t.Error("Submit changed the snapshot passed in")
+	}
+}
+
+func TestCommandErrors(t *testing.T) {
+	s := NewSnapshot(DefaultQueue(Repo{"github.com", "acme", "app"}, "main"))
+	for i, st := range []PRState{Merged, Failed, Cancelled, Pending, Testing} {
+		s.Entries = append(s.Entries, Entry{ID: string(st), PRNumber: i + 1, State: st, Episode: 1})
+	}
+	for _, tc := range []struct {
+		name string
+		call func() error
+		code errs.Code
+		msg  string
+	}{
+		{"submit bad number", func() error { _, _, err := Submit(s, SubmitRequest{PRNumber: 0}, t0, counter()); return err },
+			errs.Invalid, "pr.number must be a positive integer"},
+		{"submit merged", func() error { _, _, err := Submit(s, SubmitRequest{PRNumber: 1}, t0, counter()); return err },
+			errs.Invalid, "pull request 1 is already merged"},
+		{"cancel merged", func() error { _, _, err := Cancel(s, CancelRequest{PRNumber: 1}, t0); return err },
+			errs.Invalid, "pull request 1 is already merged"},
+		{"cancel failed", func() error { _, _, err := Cancel(s, CancelRequest{PRNumber: 2}, t0); return err },
+			errs.Invalid, "pull request 2 has already failed"},
+		{"cancel cancelled", func() error { _, _, err := Cancel(s, CancelRequest{PRNumber: 3}, t0); return err },
+			errs.NotFound, "pull request 3 is not submitted to this queue"},
+		{"cancel unknown", func() error { _, _, err := Cancel(s, CancelRequest{PRNumber: 99}, t0); return err },
+			errs.NotFound, "pull request 99 is not submitted to this queue"},
+		{"restart pending", func() error { _, _, err := Restart(s, RestartRequest{PRNumber: 4}, t0); return err },
+			errs.Invalid, "pull request 4 is PENDING; only a pull request in TESTING, TESTS_PASSED or PENDING_FAILURE can be restarted"},
+		{"restart unknown", func() error { _, _, err := Restart(s, RestartRequest{PRNumber: 99}, t0); return err },
+			errs.NotFound, "pull request 99 is not submitted to this queue"},
+		{"state", func() error { _, _, err := UpdateQueue(s, QueuePatch{State: ptr("switching_modes")}, t0); return err },
+			errs.Invalid, "state must be RUNNING, PAUSED or DRAINING"},
+		{"mode", func() error { _, _, err := UpdateQueue(s, QueuePatch{Mode: ptr("double")}, t0); return err },
+			errs.Invalid, "mode must be SINGLE or PARALLEL"},
+		{"concurrency", func() error { _, _, err := UpdateQueue(s, QueuePatch{Concurrency: ptr(0)}, t0); return err },
+			errs.Invalid, "concurrency must be at least 1"},
+		{"depth", func() error { _, _, err := UpdateQueue(s, QueuePatch{PendingFailureDepth: ptr(-1)}, t0); return err },
+			errs.Invalid, "pendingFailureDepth must be 0 or more"},
+		{"merge method", func() error { _, _, err := UpdateQueue(s, QueuePatch{MergeMethod: ptr("fast")}, t0); return err },
+			errs.Invalid, "mergeMethod must be MERGE_COMMIT, SQUASH or REBASE"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.call()
+			if errs.CodeOf(err) != tc.code || errs.MessageOf(err) != tc.msg {
+				t.Errorf("error = %v; want %s %q", err, tc.code, tc.msg)
+			}
+		})
+	}
+}
+
+func TestUpdateQueue(t *testing.T) {
+	s := NewSnapshot(DefaultQueue(Repo{"github.com", "acme", "app"}, "main"))
+	s, _, err := UpdateQueue(s, QueuePatch{
+		State: ptr("paused"), Mode: ptr("Parallel"), Concurrency: ptr(5), MergeMethod: ptr("rebase"),
+		RequiredStatuses: []string{"ci", "lint"},
+	}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := s.Queue
+	if q.State != QueuePaused || q.Mode != ModeParallel || q.Concurrency != 5 || q.MergeMethod != Rebase {
+		t.Errorf("queue = %+v", q)
+	}
+	s, _, _ = UpdateQueue(s, QueuePatch{RequiredStatuses: []string{}}, t0)
+	if diff := cmp.Diff(s.Queue.RequiredStatuses, []string{"ci", "lint"}); diff != "" {
+		t.Errorf("an empty list changed the statuses (-got +want):\n%s", diff)
+	}
+	s, _, _ = UpdateQueue(s, QueuePatch{DeleteRequiredStatuses: true}, t0)
+	if s.Queue.RequiredStatuses != nil {
+		t.Errorf("statuses = %v after deleteRequiredStatuses", s.Queue.RequiredStatuses)
+	}
+}
+
+// A snapshot survives the driver's DynamoDB round trip unchanged.
+func TestSnapshotAttributeValueRoundTrip(t *testing.T) {
+	s := newSim(t, 2)
+	s.w.hold[2] = true
+	for pr := 1; pr <= 3; pr++ {
+		s.submit(pr, nil)
+	}
+	s.steps(3)
+	item, err := attributevalue.MarshalMap(s.snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Snapshot
+	if err := attributevalue.UnmarshalMap(item, &got); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got, s.snap, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("round trip (-got +want):\n%s", diff)
+	}
+}
+
+func TestQueueOrder(t *testing.T) {
+	s := newSim(t, 1)
+	s.w.hold[1] = true
+	s.w.openPR(4)
+	s.w.prs[4].mergeability = NotMergeable
+	s.submit(1, nil)
+	s.steps(1) // 1 starts before the others arrive
+	s.submit(2, ptr(200))
+	s.submit(3, ptr(10))
+	s.submit(4, nil)
+	s.steps(2)
+	var got []int
+	for _, e := range QueueOrder(s.snap) {
+		got = append(got, e.PRNumber)
+	}
+	if diff := cmp.Diff(got, []int{1, 3, 2}); diff != "" {
+		t.Errorf("order (-got +want):\n%s", diff)
+	}
+	if r := ReadinessOf(s.entry(4), s.snap.Queue); r.GitHubMergeability != NotMergeable || !r.DoesBaseBranchMatch {
+		t.Errorf("readiness of PR 4 = %+v", r)
+	}
+}

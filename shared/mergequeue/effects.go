@@ -1,0 +1,245 @@
+package mergequeue
+
+import (
+	"strings"
+	"time"
+)
+
+// Reasons carried by transitions and events. The public ones are the webhook
+// reason values of contract 4; the last two are ours, for transitions that
+// have no public reason.
+const (
+	ReasonAPIRequested = "API_REQUESTED"
+
+	ReasonNowReady               = "MERGE_ITEM_NOW_READY"
+	ReasonManualPush             = "MANUAL_PUSH_TO_TARGET_BRANCH"
+	ReasonPrerequisiteCancelled  = "PREREQUISITE_MERGE_ITEM_CANCELLED"
+	ReasonPrerequisiteFailed     = "PREREQUISITE_MERGE_ITEM_FAILED"
+	ReasonPrerequisiteManualMerg = "PREREQUISITE_MERGE_ITEM_MANUALLY_MERGED"
+	ReasonRestartedByUser        = "TESTS_RESTARTED_BY_USER"
+	ReasonRestartedByAPI         = "TESTS_RESTARTED_BY_API_REQUEST"
+	ReasonSkipTheLine            = "SKIP_THE_LINE_INTERRUPTED"
+
+	ReasonMergeConflict      = "START_TEST_RUN_MERGE_CONFLICT"
+	ReasonNoRequiredStatuses = "START_TEST_RUN_NO_REQUIRED_STATUSES"
+	ReasonStatusFailed       = "TEST_RUN_REQUIRED_STATUS_FAILED"
+	ReasonTimeout            = "TEST_RUN_TIMEOUT"
+	ReasonMergeFailed        = "GITHUB_API_MERGE_PR_FAILED"
+
+	ReasonUserRequested  = "USER_REQUESTED"
+	ReasonPRClosed       = "PR_CLOSED"
+	ReasonPRPushedTo     = "PR_PUSHED_TO"
+	ReasonBaseChanged    = "PR_BASE_BRANCH_CHANGED"
+	ReasonConvertedDraft = "PR_CONVERTED_TO_DRAFT"
+
+	ReasonMergeGraphMerge = "MERGE_GRAPH_MERGE"
+	ReasonManualMerge     = "MANUAL_MERGE"
+
+	ReasonTestRunStarted = "TEST_RUN_STARTED" // ours: PENDING → TESTING
+	ReasonTestRunPassed  = "TEST_RUN_PASSED"  // ours: TESTING → TESTS_PASSED
+)
+
+// Transition is one state change of an entry. From is empty for a first
+// submission.
+type Transition struct {
+	Seq      int64
+	EntryID  string
+	PRNumber int
+	Episode  int
+	From     PRState
+	To       PRState
+	Reason   string
+	RunID    string
+	At       time.Time
+}
+
+// MaxKeptTransitions bounds Snapshot.Transitions; every transition is also
+// returned in Output, for the driver to store.
+const MaxKeptTransitions = 200
+
+// Output is what a command or a step asks the driver to do and record.
+type Output struct {
+	// Effects are performed after the new snapshot is saved, in order;
+	// events go to the outbox in the same write as the snapshot.
+	Effects []Effect
+	// Transitions made by this call, in order.
+	Transitions []Transition
+	// Entries and Runs changed by this call (their final state), for the
+	// driver to keep as separate items (getSubmittedPullRequest, testing
+	// details) beyond the snapshot's retention.
+	Entries []Entry
+	Runs    []Run
+}
+
+// EffectKind names what an effect does.
+type EffectKind string
+
+// The effect kinds.
+const (
+	EffectStartRun       EffectKind = "START_RUN"
+	EffectMergePR        EffectKind = "MERGE_PR"
+	EffectSetStatus      EffectKind = "SET_STATUS"
+	EffectDeleteBranches EffectKind = "DELETE_BRANCHES"
+	EffectEvent          EffectKind = "EVENT"
+)
+
+// Effect is one action for the driver. Key is deterministic (the same
+// snapshot stepped twice gives the same keys), so the driver can retry it
+// and deduplicate by it. Exactly one of the pointers is set, per Kind.
+type Effect struct {
+	Key            string
+	Kind           EffectKind
+	StartRun       *StartRun
+	MergePR        *MergePR
+	SetStatus      *SetStatus
+	DeleteBranches *DeleteBranches
+	Event          *Event
+}
+
+// StartRun builds a test branch: TempBranch from BaseSHA with each head
+// merged in order, then published as TestBranch. The outcome comes back as a
+// BuildResult. Building again under the same names must be harmless.
+type StartRun struct {
+	RunID      string
+	TempBranch string
+	TestBranch string
+	BaseSHA    string
+	Heads      []RunPR
+}
+
+// MergePR merges a pull request pinned to SHA (GitHub's merge "sha"
+// parameter), so a PR pushed to since it was tested cannot merge. The
+// outcome comes back as a MergeResult (or as the PR observed merged).
+type MergePR struct {
+	EntryID  string
+	PRNumber int
+	SHA      string
+	Method   MergeMethod
+	RunID    string
+	Attempt  int
+}
+
+// SetStatus sets a commit status on a PR head.
+type SetStatus struct {
+	PRNumber    int
+	SHA         string
+	Context     string // "Trunk Merge Queue ({branch})"
+	State       string // pending, success, failure, error (GitHub's values)
+	Description string
+}
+
+// DeleteBranches deletes a run's branches; a branch already gone is fine.
+type DeleteBranches struct {
+	RunID    string
+	Branches []string
+}
+
+// Event is a merge-queue webhook event of contract 4. The driver adds
+// http_details_url (it knows the public address) and writes it to the
+// outbox with ID as its webhook-id.
+type Event struct {
+	ID                 string    `json:"-"`
+	Type               string    `json:"type"`
+	Action             string    `json:"action"`
+	Status             string    `json:"status"`
+	Timestamp          time.Time `json:"timestamp"`
+	Repository         EventRepo `json:"repository"`
+	TargetBranch       string    `json:"target_branch"`
+	PRNumber           int       `json:"pr_number"`
+	Author             string    `json:"author"`
+	HTTPDetailsURL     string    `json:"http_details_url,omitempty"`
+	TestBranch         string    `json:"test_branch,omitempty"`
+	TestBranchSHA      string    `json:"test_branch_sha,omitempty"`
+	Batched            *bool     `json:"batched,omitempty"`
+	IsBisection        *bool     `json:"is_bisection,omitempty"`
+	SubmittedReason    string    `json:"submitted_reason,omitempty"`
+	QueuedReason       string    `json:"queued_reason,omitempty"`
+	FailureReason      string    `json:"failure_reason,omitempty"`
+	CancellationReason string    `json:"cancellation_reason,omitempty"`
+	MergedReason       string    `json:"merged_reason,omitempty"`
+}
+
+// EventRepo is the repository of an event.
+type EventRepo struct {
+	Host  string `json:"host"`
+	Owner string `json:"owner"`
+	Name  string `json:"name"`
+}
+
+// Observations are the facts the driver gathered since the last step. They
+// must be gathered after the previous step's effects were performed, so a
+// head that moved because of the queue's own merge comes with that merge's
+// result or with the PR seen merged. Zero values mean "not observed".
+type Observations struct {
+	TargetHeadSHA    string
+	BranchProtection *BranchProtection
+	PRs              []PRObservation
+	Builds           []BuildResult
+	Checks           []RunChecks
+	Merges           []MergeResult
+}
+
+// BranchProtection holds the required status contexts of the target branch.
+type BranchProtection struct {
+	Contexts []string
+}
+
+// PRState values of a PRObservation.
+const (
+	PROpen   = "OPEN"
+	PRClosed = "CLOSED"
+	PRMerged = "MERGED"
+)
+
+// PRObservation is a pull request as GitHub shows it now.
+type PRObservation struct {
+	Number       int
+	State        string // PROpen, PRClosed, PRMerged
+	MergeSHA     string // the merge commit when merged
+	HeadSHA      string
+	BaseBranch   string
+	Draft        bool
+	Mergeability Mergeability
+	Title        string
+	Author       string
+}
+
+// BuildResult is the outcome of a StartRun. Exactly one of HeadSHA,
+// ConflictPR or Error is set; an Error (GitHub unavailable) is retried.
+type BuildResult struct {
+	RunID      string
+	HeadSHA    string
+	ConflictPR int
+	Error      string
+}
+
+// RunChecks are the statuses and check runs seen on a run's test branch
+// head: context (or check name) → GitHub state or conclusion, any case.
+type RunChecks struct {
+	RunID  string
+	SHA    string
+	Checks map[string]string
+}
+
+// MergeResult is the outcome of a MergePR, matched by Key.
+type MergeResult struct {
+	Key      string
+	PRNumber int
+	Merged   bool
+	SHA      string // the merge commit
+	Message  string
+}
+
+// NormalizeCheck maps a GitHub commit status state or check run
+// status/conclusion to a CheckState. Neutral and skipped count as success,
+// as branch protection counts them.
+func NormalizeCheck(s string) CheckState {
+	switch strings.ToLower(s) {
+	case "success", "neutral", "skipped":
+		return CheckSuccess
+	case "failure", "error", "timed_out", "cancelled", "canceled", "action_required", "stale", "startup_failure":
+		return CheckFailure
+	default:
+		return CheckPending
+	}
+}

@@ -1,0 +1,291 @@
+package mergequeue
+
+import (
+	"slices"
+	"strconv"
+	"time"
+)
+
+// machine applies one command or one step to a private copy of a snapshot,
+// recording transitions and effects as it goes.
+type machine struct {
+	s     Snapshot
+	now   time.Time
+	newID func() string
+	out   Output
+
+	entryByPR map[int]int
+	entryByID map[string]int
+	runByID   map[string]int
+
+	changedEntries []int // indexes into s.Entries, in first-change order
+	entrySeen      map[int]bool
+	changedRuns    []int
+	runSeen        map[int]bool
+	lastSeq        map[string]int64 // entry id → its last transition in this call
+}
+
+func newMachine(s Snapshot, now time.Time, newID func() string) *machine {
+	m := &machine{s: clone(s), now: now.UTC(), newID: newID}
+	m.entryByPR = make(map[int]int, len(m.s.Entries))
+	m.entryByID = make(map[string]int, len(m.s.Entries))
+	for i := range m.s.Entries {
+		m.entryByPR[m.s.Entries[i].PRNumber] = i
+		m.entryByID[m.s.Entries[i].ID] = i
+	}
+	m.runByID = make(map[string]int, len(m.s.Runs))
+	for i := range m.s.Runs {
+		m.runByID[m.s.Runs[i].ID] = i
+	}
+	m.entrySeen = map[int]bool{}
+	m.runSeen = map[int]bool{}
+	m.lastSeq = map[string]int64{}
+	return m
+}
+
+// clone copies every slice the machine may write into, so the caller's
+// snapshot is never changed. Transitions are only appended to and cut from
+// the front, so clipping them is enough: the first append copies. Maps and
+// slices inside runs and entries are replaced, never written, so they may
+// be shared.
+func clone(s Snapshot) Snapshot {
+	c := s
+	c.Entries = slices.Clone(s.Entries)
+	c.Runs = slices.Clone(s.Runs)
+	c.Transitions = slices.Clip(s.Transitions)
+	return c
+}
+
+func (m *machine) entryFor(pr int) (*Entry, bool) {
+	i, ok := m.entryByPR[pr]
+	if !ok {
+		return nil, false
+	}
+	return &m.s.Entries[i], true
+}
+
+func (m *machine) entryByIDPtr(id string) *Entry {
+	i, ok := m.entryByID[id]
+	if !ok {
+		return nil
+	}
+	return &m.s.Entries[i]
+}
+
+func (m *machine) run(id string) *Run {
+	i, ok := m.runByID[id]
+	if !ok || id == "" {
+		return nil
+	}
+	return &m.s.Runs[i]
+}
+
+func (m *machine) touchEntry(e *Entry) {
+	i := m.entryByID[e.ID]
+	if !m.entrySeen[i] {
+		m.entrySeen[i] = true
+		m.changedEntries = append(m.changedEntries, i)
+	}
+}
+
+func (m *machine) touchRun(r *Run) {
+	i := m.runByID[r.ID]
+	if !m.runSeen[i] {
+		m.runSeen[i] = true
+		m.changedRuns = append(m.changedRuns, i)
+	}
+}
+
+func (m *machine) addEntry(e Entry) *Entry {
+	m.s.Entries = append(m.s.Entries, e)
+	i := len(m.s.Entries) - 1
+	m.entryByPR[e.PRNumber] = i
+	m.entryByID[e.ID] = i
+	return &m.s.Entries[i]
+}
+
+func (m *machine) addRun(r Run) *Run {
+	m.s.Runs = append(m.s.Runs, r)
+	i := len(m.s.Runs) - 1
+	m.runByID[r.ID] = i
+	m.touchRun(&m.s.Runs[i])
+	return &m.s.Runs[i]
+}
+
+// transition moves e to state to, records it, and emits its webhook event.
+func (m *machine) transition(e *Entry, to PRState, reason string) {
+	from := e.State
+	e.State = to
+	e.StateChangedAt = m.now
+	e.Reason = reason
+	m.s.NextTransition++
+	t := Transition{
+		Seq: m.s.NextTransition, EntryID: e.ID, PRNumber: e.PRNumber, Episode: e.Episode,
+		From: from, To: to, Reason: reason, RunID: e.RunID, At: m.now,
+	}
+	m.out.Transitions = append(m.out.Transitions, t)
+	m.s.Transitions = append(m.s.Transitions, t)
+	m.touchEntry(e)
+	m.lastSeq[e.ID] = t.Seq
+	if ev := m.event(e, t); ev != nil {
+		m.out.Effects = append(m.out.Effects, Effect{Key: ev.ID, Kind: EffectEvent, Event: ev})
+	}
+}
+
+// event is the contract-4 event of transition t, nil for TESTS_PASSED (the
+// public service has no such event).
+func (m *machine) event(e *Entry, t Transition) *Event {
+	q := m.s.Queue
+	ev := &Event{
+		ID:           "event/" + e.ID + "/" + strconv.FormatInt(t.Seq, 10),
+		Timestamp:    t.At,
+		Repository:   EventRepo{Host: q.Repo.Host, Owner: q.Repo.Owner, Name: q.Repo.Name},
+		TargetBranch: q.Branch,
+		PRNumber:     e.PRNumber,
+		Author:       e.PR.Author,
+	}
+	no := false
+	runFields := func() {
+		if r := m.run(e.RunID); r != nil {
+			ev.TestBranch, ev.TestBranchSHA = r.TestBranch, r.HeadSHA
+			batched := countUnderTest(r) > 1
+			bis := r.Bisection
+			ev.Batched, ev.IsBisection = &batched, &bis
+		} else {
+			ev.Batched, ev.IsBisection = &no, &no
+		}
+	}
+	switch t.To {
+	case NotReady:
+		ev.Action, ev.SubmittedReason = "submitted", t.Reason
+	case Pending:
+		ev.Action, ev.QueuedReason = "queued", t.Reason
+	case Testing:
+		ev.Action = "testing"
+		runFields()
+	case PendingFailure:
+		ev.Action, ev.FailureReason = "pending_failure", t.Reason
+		runFields()
+	case Failed:
+		ev.Action, ev.FailureReason = "failed", t.Reason
+		runFields()
+	case Cancelled:
+		ev.Action, ev.CancellationReason = "canceled", t.Reason
+		runFields()
+	case Merged:
+		ev.Action, ev.MergedReason = "merged", t.Reason
+	default:
+		return nil
+	}
+	ev.Type, ev.Status = "pull_request."+ev.Action, ev.Action
+	return ev
+}
+
+func countUnderTest(r *Run) int {
+	n := 0
+	for _, p := range r.PRs {
+		if p.UnderTest {
+			n++
+		}
+	}
+	return n
+}
+
+// endRun ends an in-progress run and asks for its branches to go.
+func (m *machine) endRun(r *Run, status RunStatus, reason string) {
+	if r.Status != RunInProgress {
+		return
+	}
+	r.Status, r.Reason, r.EndedAt = status, reason, m.now
+	m.touchRun(r)
+	m.out.Effects = append(m.out.Effects, Effect{
+		Key:  "delete/" + r.ID,
+		Kind: EffectDeleteBranches,
+		DeleteBranches: &DeleteBranches{
+			RunID: r.ID, Branches: []string{r.TestBranch, r.TempBranch},
+		},
+	})
+}
+
+// statusLine is the commit status shown on a PR head for an entry state.
+func statusLine(e *Entry) (state, desc string) {
+	switch e.State {
+	case NotReady:
+		return "pending", "Submitted: waiting for the pull request to be ready"
+	case Pending:
+		return "pending", "Queued"
+	case Testing:
+		return "pending", "Testing"
+	case TestsPassed:
+		return "pending", "Tests passed: waiting to merge"
+	case PendingFailure:
+		return "pending", "Tests failed: waiting for the pull requests ahead"
+	case Merged:
+		return "success", "Merged"
+	case Failed:
+		return "failure", "Failed: " + e.Reason
+	default:
+		return "error", "Cancelled: " + e.Reason
+	}
+}
+
+// finish completes the call: one commit status per changed entry, pruning,
+// and the new version.
+func (m *machine) finish() (Snapshot, Output) {
+	s := &m.s
+	if s.Queue.StatusCheckEnabled {
+		ctx := "Trunk Merge Queue (" + s.Queue.Branch + ")"
+		for _, i := range m.changedEntries {
+			e := &s.Entries[i]
+			seq, moved := m.lastSeq[e.ID]
+			if e.PR.HeadSHA == "" || !moved {
+				continue
+			}
+			state, desc := statusLine(e)
+			m.out.Effects = append(m.out.Effects, Effect{
+				Key:  "status/" + e.ID + "/" + strconv.FormatInt(seq, 10),
+				Kind: EffectSetStatus,
+				SetStatus: &SetStatus{
+					PRNumber: e.PRNumber, SHA: e.PR.HeadSHA, Context: ctx, State: state, Description: desc,
+				},
+			})
+		}
+	}
+	for _, i := range m.changedEntries {
+		m.out.Entries = append(m.out.Entries, s.Entries[i])
+	}
+	for _, i := range m.changedRuns {
+		m.out.Runs = append(m.out.Runs, s.Runs[i])
+	}
+	if n := len(s.Transitions) - MaxKeptTransitions; n > 0 {
+		s.Transitions = s.Transitions[n:] // never written in place: shared
+	}
+	m.prune()
+	s.Version++
+	return m.s, m.out
+}
+
+// FinishedRetention is how long a finished entry stays in the snapshot. The
+// driver keeps entries as their own items (Output.Entries), so a resubmit
+// after that passes the stored id in SubmitRequest.EntryID.
+const FinishedRetention = 24 * time.Hour
+
+// prune drops runs that have ended and are no entry's current run, and
+// entries finished longer than FinishedRetention ago.
+func (m *machine) prune() {
+	s := &m.s
+	current := make(map[string]bool, len(s.Entries))
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		if e.Active() && e.RunID != "" {
+			current[e.RunID] = true
+		}
+	}
+	s.Runs = slices.DeleteFunc(s.Runs, func(r Run) bool {
+		return r.Status != RunInProgress && !current[r.ID]
+	})
+	cut := m.now.Add(-FinishedRetention)
+	s.Entries = slices.DeleteFunc(s.Entries, func(e Entry) bool {
+		return e.State.Terminal() && e.StateChangedAt.Before(cut)
+	})
+}

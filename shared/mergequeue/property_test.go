@@ -1,0 +1,319 @@
+package mergequeue
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// allowedTransitions is table 3.5 of the contract, written out here rather
+// than taken from the engine so that the test can disagree with it.
+var allowedTransitions = map[[2]PRState]bool{
+	{"", NotReady}:              true,
+	{NotReady, Pending}:         true,
+	{Pending, Testing}:          true,
+	{Testing, TestsPassed}:      true,
+	{TestsPassed, Merged}:       true,
+	{Testing, PendingFailure}:   true,
+	{PendingFailure, Failed}:    true,
+	{PendingFailure, Pending}:   true,
+	{PendingFailure, Merged}:    true, // optimistic merge
+	{Testing, Pending}:          true,
+	{TestsPassed, Pending}:      true,
+	{TestsPassed, Failed}:       true, // the merge call failed
+	{NotReady, Cancelled}:       true,
+	{Pending, Cancelled}:        true,
+	{Testing, Cancelled}:        true,
+	{TestsPassed, Cancelled}:    true,
+	{PendingFailure, Cancelled}: true,
+	{NotReady, Merged}:          true, // by hand
+	{Pending, Merged}:           true,
+	{Testing, Merged}:           true,
+}
+
+// propSim is a sim whose driver misbehaves the ways real ones can.
+type propSim struct {
+	*sim
+	rng       *rand.Rand
+	history   []Snapshot
+	submitted map[int]bool
+	lastSeen  map[int]Entry // last version of each entry the driver stored
+	nextPR    int
+}
+
+func (p *propSim) check(before Snapshot, out Output) {
+	t := p.t
+	t.Helper()
+	for _, tr := range out.Transitions {
+		if !allowedTransitions[[2]PRState{tr.From, tr.To}] {
+			t.Fatalf("transition %s → %s (%s) of PR %d is not in table 3.5", tr.From, tr.To, tr.Reason, tr.PRNumber)
+		}
+		if tr.To == Merged && tr.From != TestsPassed && tr.Reason != ReasonManualMerge {
+			t.Fatalf("PR %d merged from %s with %s", tr.PRNumber, tr.From, tr.Reason)
+		}
+		if tr.From == TestsPassed && tr.To == Failed && tr.Reason != ReasonMergeFailed {
+			t.Fatalf("PR %d failed after passing with %s", tr.PRNumber, tr.Reason)
+		}
+	}
+	for _, e := range out.Entries {
+		p.lastSeen[e.PRNumber] = e
+	}
+	// Every merge the driver performs was recorded as an intent in the
+	// snapshot it saved, and an outstanding intent never changes.
+	entries := map[string]Entry{}
+	for _, e := range p.snap.Entries {
+		entries[e.ID] = e
+	}
+	for _, eff := range out.Effects {
+		if eff.Kind != EffectMergePR {
+			continue
+		}
+		e, ok := entries[eff.MergePR.EntryID]
+		if !ok || e.Intent == nil || e.Intent.Key != eff.Key || e.Intent.SHA != eff.MergePR.SHA {
+			t.Fatalf("merge %s performed without its intent saved: %+v", eff.Key, e.Intent)
+		}
+	}
+	for _, b := range before.Entries {
+		if a, ok := entries[b.ID]; ok && b.Intent != nil && a.Intent != nil && a.Intent.Key != b.Intent.Key {
+			t.Fatalf("PR %d: outstanding intent %s replaced by %s", b.PRNumber, b.Intent.Key, a.Intent.Key)
+		}
+	}
+	running, runningBefore := 0, 0
+	for _, r := range p.snap.Runs {
+		if r.Status == RunInProgress {
+			running++
+		}
+	}
+	for _, r := range before.Runs {
+		if r.Status == RunInProgress {
+			runningBefore++
+		}
+	}
+	if running > max(p.snap.Queue.Concurrency, runningBefore) {
+		t.Fatalf("%d runs in progress with concurrency %d", running, p.snap.Queue.Concurrency)
+	}
+	// No PR lost: every submitted PR is in the snapshot, or was stored
+	// finished before it was pruned.
+	inSnap := map[int]bool{}
+	for _, e := range p.snap.Entries {
+		inSnap[e.PRNumber] = true
+	}
+	for pr := range p.submitted {
+		if !inSnap[pr] && !p.lastSeen[pr].State.Terminal() {
+			t.Fatalf("PR %d lost: not in the snapshot, last seen %s", pr, p.lastSeen[pr].State)
+		}
+	}
+}
+
+// save is a successful conditional save followed by the effects.
+func (p *propSim) save(before Snapshot, snap Snapshot, out Output, perform func([]Effect)) {
+	p.t.Helper()
+	p.history = append(p.history, before)
+	p.snap = snap
+	p.record(out)
+	p.check(before, out)
+	perform(out.Effects)
+}
+
+func (p *propSim) driverStep() {
+	p.t.Helper()
+	before := p.snap
+	obs := p.w.observe()
+	switch f := p.rng.IntN(20); {
+	case f == 0: // effects performed twice
+		snap, out := Step(before, obs, p.now, p.newID)
+		p.save(before, snap, out, func(e []Effect) { p.w.apply(e); p.w.apply(e) })
+	case f == 1: // saved, then crashed before performing anything but the outbox
+		snap, out := Step(before, obs, p.now, p.newID)
+		p.save(before, snap, out, func(effects []Effect) {
+			for _, e := range effects {
+				if e.Kind == EffectEvent {
+					p.w.apply([]Effect{e})
+				}
+			}
+		})
+	case f == 2: // performed, then crashed before reporting the outcomes
+		snap, out := Step(before, obs, p.now, p.newID)
+		p.save(before, snap, out, func(e []Effect) {
+			p.w.apply(e)
+			p.w.pendingBuilds, p.w.pendingMerges = nil, nil
+		})
+	case f == 3: // two drivers step the same snapshot; one save wins
+		snapA, outA := Step(before, obs, p.now, p.newID)
+		snapB, outB := Step(before, obs, p.now, p.newID)
+		if p.rng.IntN(2) == 0 {
+			snapA, outA = snapB, outB
+		}
+		p.save(before, snapA, outA, p.w.apply)
+	case f == 4 && len(p.history) > 3: // a late driver steps an old snapshot;
+		// its save fails on the version, and the outcomes it read are lost
+		old := p.history[len(p.history)-1-p.rng.IntN(3)]
+		if _, _ = Step(old, obs, p.now, p.newID); old.Version == before.Version {
+			p.t.Fatal("an old snapshot has the current version")
+		}
+	default:
+		snap, out := Step(before, obs, p.now, p.newID)
+		p.save(before, snap, out, p.w.apply)
+	}
+}
+
+func (p *propSim) randomPR() int { return 1 + p.rng.IntN(p.nextPR) }
+
+func (p *propSim) act() {
+	r, w := p.rng, p.w
+	switch k := r.IntN(100); {
+	case k < 12:
+		p.nextPR++
+		pr := p.nextPR
+		w.openPR(pr)
+		w.bad[pr] = r.IntN(5) == 0
+		w.hold[pr] = r.IntN(8) == 0
+		w.conflicts[pr] = r.IntN(20) == 0
+		if r.IntN(10) == 0 {
+			w.prs[pr].mergeability = MergeabilityBusy
+		}
+		p.command(pr, func(s Snapshot) (Snapshot, Output, error) {
+			return Submit(s, SubmitRequest{PRNumber: pr, Priority: []*int{nil, ptr(0), ptr(10), ptr(100), ptr(200)}[r.IntN(5)]}, p.now, p.newID)
+		})
+	case k < 14 && p.nextPR > 0:
+		pr := p.randomPR()
+		p.command(pr, func(s Snapshot) (Snapshot, Output, error) {
+			return Submit(s, SubmitRequest{PRNumber: pr, Priority: ptr(r.IntN(256))}, p.now, p.newID)
+		})
+	case k < 17 && p.nextPR > 0:
+		pr := p.randomPR()
+		p.command(pr, func(s Snapshot) (Snapshot, Output, error) { return Cancel(s, CancelRequest{PRNumber: pr}, p.now) })
+	case k < 20 && p.nextPR > 0:
+		pr := p.randomPR()
+		p.command(pr, func(s Snapshot) (Snapshot, Output, error) { return Restart(s, RestartRequest{PRNumber: pr}, p.now) })
+	case k < 22:
+		state := []string{"RUNNING", "RUNNING", "PAUSED", "DRAINING"}[r.IntN(4)]
+		p.command(0, func(s Snapshot) (Snapshot, Output, error) { return UpdateQueue(s, QueuePatch{State: &state}, p.now) })
+	case k < 23:
+		mode := []string{"SINGLE", "PARALLEL"}[r.IntN(2)]
+		p.command(0, func(s Snapshot) (Snapshot, Output, error) { return UpdateQueue(s, QueuePatch{Mode: &mode}, p.now) })
+	case k < 28 && p.nextPR > 0:
+		pr := p.randomPR()
+		switch gp := w.prs[pr]; {
+		case gp.state != PROpen:
+		case r.IntN(6) == 0:
+			gp.state = PRClosed
+		case r.IntN(6) == 0:
+			gp.draft = !gp.draft
+		case r.IntN(4) == 0:
+			w.mergeByHand(pr)
+		case r.IntN(3) == 0:
+			gp.mergeability = []Mergeability{Mergeable, NotMergeable, MergeabilityBusy}[r.IntN(3)]
+		default:
+			w.push(pr)
+		}
+	case k < 30:
+		w.pushTarget()
+	case k < 34 && p.nextPR > 0:
+		delete(w.hold, p.randomPR())
+	case k < 38:
+		p.now = p.now.Add(time.Duration(r.IntN(400)) * time.Minute)
+	default:
+		p.driverStep()
+		p.now = p.now.Add(time.Duration(r.IntN(90)) * time.Second)
+	}
+}
+
+func (p *propSim) command(pr int, f func(Snapshot) (Snapshot, Output, error)) {
+	p.t.Helper()
+	before := p.snap
+	snap, out, err := f(before)
+	if err != nil {
+		return // refused commands change nothing
+	}
+	if pr > 0 {
+		p.submitted[pr] = true
+	}
+	p.save(before, snap, out, p.w.apply)
+}
+
+// checkMerges: each merge by the queue used a SUCCEEDED run holding the PR
+// at the merged head, and the branch it merged onto was exactly what that
+// run tested: its base plus the PRs ahead, merged before it in that order.
+func (p *propSim) checkMerges() {
+	t := p.t
+	t.Helper()
+	count := map[int]int{}
+	contentAt := map[int][]int{} // merge index → target content before it
+	content := []int{}
+	for i, m := range p.w.merges {
+		count[m.pr]++
+		if count[m.pr] > 1 {
+			t.Fatalf("PR %d merged twice", m.pr)
+		}
+		contentAt[i] = slices.Clone(content)
+		_ = contentAt
+		if m.manual {
+			continue
+		}
+		run, ok := p.runs[m.runID]
+		if !ok || run.Status != RunSucceeded {
+			t.Fatalf("PR %d merged on run %q (status %q), not a passing run", m.pr, m.runID, run.Status)
+		}
+		want := slices.Clone(p.w.commits[run.BaseSHA])
+		under := false
+		for _, rp := range run.PRs {
+			want = append(want, rp.PRNumber)
+			if rp.UnderTest && rp.PRNumber == m.pr && rp.HeadSHA == m.sha {
+				under = true
+			}
+		}
+		if !under {
+			t.Fatalf("PR %d merged at %s, but run %s did not test it there: %+v", m.pr, m.sha, run.ID, run.PRs)
+		}
+		got := append(slices.Clone(p.w.commits[m.before]), m.pr)
+		if !slices.Equal(got, want) {
+			t.Fatalf("PR %d merged onto %v; its run %s tested %v", m.pr, got, run.ID, want)
+		}
+	}
+}
+
+func TestProperties(t *testing.T) {
+	seeds := 100
+	if testing.Short() {
+		seeds = 40
+	}
+	for seed := range seeds {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(uint64(seed), 7))
+			p := &propSim{
+				sim: newSim(t, 1+rng.IntN(4)), rng: rng,
+				submitted: map[int]bool{}, lastSeen: map[int]Entry{},
+			}
+			if rng.IntN(4) == 0 {
+				p.update(QueuePatch{PendingFailureDepth: ptr(1 + rng.IntN(2))})
+			}
+			for range 250 {
+				p.act()
+			}
+			// Then calm: GitHub settles, the queue runs, the driver behaves.
+			for _, pr := range p.w.order {
+				delete(p.w.hold, pr)
+			}
+			p.command(0, func(s Snapshot) (Snapshot, Output, error) {
+				return UpdateQueue(s, QueuePatch{State: ptr("RUNNING")}, p.now)
+			})
+			for range 120 {
+				before := p.snap
+				snap, out := Step(before, p.w.observe(), p.now, p.newID)
+				p.save(before, snap, out, p.w.apply)
+				p.now = p.now.Add(time.Minute)
+			}
+			p.checkMerges()
+			for _, e := range p.snap.Entries {
+				gp := p.w.prs[e.PRNumber]
+				blocked := e.State == NotReady && (gp.mergeability != Mergeable || gp.draft)
+				if e.Active() && !blocked {
+					t.Errorf("PR %d still %s (%s) after the queue calmed down; GitHub: %+v", e.PRNumber, e.State, e.Reason, *gp)
+				}
+			}
+		})
+	}
+}

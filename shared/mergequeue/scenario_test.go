@@ -1,0 +1,394 @@
+package mergequeue
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestThirdOfFiveFails(t *testing.T) {
+	for _, conc := range []int{1, 2, 5} {
+		t.Run("concurrency "+string(rune('0'+conc)), func(t *testing.T) {
+			s := newSim(t, conc)
+			s.w.bad[3] = true
+			for pr := 1; pr <= 5; pr++ {
+				s.submit(pr, nil)
+			}
+			s.steps(20)
+
+			got := map[int]PRState{}
+			for pr := 1; pr <= 5; pr++ {
+				got[pr] = s.state(pr)
+			}
+			want := map[int]PRState{1: Merged, 2: Merged, 3: Failed, 4: Merged, 5: Merged}
+			if diff := cmp.Diff(got, want); diff != "" {
+				t.Errorf("states (-got +want):\n%s", diff)
+			}
+			if diff := cmp.Diff(s.mergedOrder(), []int{1, 2, 4, 5}); diff != "" {
+				t.Errorf("merge order (-got +want):\n%s", diff)
+			}
+			if got := s.entry(3).Reason; got != ReasonStatusFailed {
+				t.Errorf("PR 3 reason = %q, want %q", got, ReasonStatusFailed)
+			}
+			// 4 and 5 merged on runs without 3.
+			for _, pr := range []int{4, 5} {
+				run := s.runs[s.entry(pr).VerifiedByTestRun]
+				if run.Status != RunSucceeded {
+					t.Fatalf("PR %d verified by run %q with status %q", pr, run.ID, run.Status)
+				}
+				for _, p := range run.PRs {
+					if p.PRNumber == 3 {
+						t.Errorf("PR %d merged on run %s that contains PR 3", pr, run.ID)
+					}
+				}
+			}
+			if conc == 5 {
+				// Tested predictively on top of 3 first, then retested without it.
+				want := []string{
+					">NOT_READY:API_REQUESTED", "NOT_READY>PENDING:MERGE_ITEM_NOW_READY",
+					"PENDING>TESTING:TEST_RUN_STARTED", "TESTING>TESTS_PASSED:TEST_RUN_PASSED",
+					"TESTS_PASSED>PENDING:PREREQUISITE_MERGE_ITEM_FAILED",
+					"PENDING>TESTING:TEST_RUN_STARTED", "TESTING>TESTS_PASSED:TEST_RUN_PASSED",
+					"TESTS_PASSED>MERGED:MERGE_GRAPH_MERGE",
+				}
+				if diff := cmp.Diff(s.transitionsOf(4), want); diff != "" {
+					t.Errorf("PR 4 transitions (-got +want):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+func TestCancelMidTest(t *testing.T) {
+	s := newSim(t, 2)
+	s.w.hold[1] = true
+	s.submit(1, nil)
+	s.submit(2, nil)
+	s.steps(3)
+	if s.state(1) != Testing || s.state(2) != Testing {
+		t.Fatalf("states = %s, %s; want both TESTING", s.state(1), s.state(2))
+	}
+	run1 := s.runs[s.entry(1).RunID]
+	s.cancel(1)
+	if got := s.entry(1); got.State != Cancelled || got.Reason != ReasonUserRequested {
+		t.Errorf("PR 1 = %s %s, want CANCELLED USER_REQUESTED", got.State, got.Reason)
+	}
+	if !s.w.deleted[run1.TestBranch] {
+		t.Errorf("test branch %s of the cancelled run not deleted", run1.TestBranch)
+	}
+	s.steps(6)
+	if diff := cmp.Diff(s.mergedOrder(), []int{2}); diff != "" {
+		t.Errorf("merges (-got +want):\n%s", diff)
+	}
+	if got := s.transitionsOf(2); !slices.Contains(got, "TESTING>PENDING:PREREQUISITE_MERGE_ITEM_CANCELLED") {
+		t.Errorf("PR 2 did not restart after the cancel: %v", got)
+	}
+	if _, _, err := Cancel(s.snap, CancelRequest{PRNumber: 2}, s.now); err == nil {
+		t.Error("cancelling a merged PR succeeded")
+	}
+}
+
+func TestPushWhileTesting(t *testing.T) {
+	s := newSim(t, 1)
+	s.w.hold[1] = true
+	s.submit(1, nil)
+	s.steps(3)
+	s.w.push(1)
+	s.steps(1)
+	if got := s.entry(1); got.State != Cancelled || got.Reason != ReasonPRPushedTo {
+		t.Errorf("PR 1 = %s %s, want CANCELLED PR_PUSHED_TO", got.State, got.Reason)
+	}
+	if got := s.w.statuses[1]; got.State != "error" || got.Context != "Trunk Merge Queue (main)" {
+		t.Errorf("commit status = %+v", got)
+	}
+}
+
+func TestUrgentJumpsTheLine(t *testing.T) {
+	s := newSim(t, 2)
+	s.w.hold[1], s.w.hold[2] = true, true
+	s.submit(1, nil)
+	s.submit(2, nil)
+	s.steps(3)
+	s.submit(3, ptr(0))
+	s.steps(3)
+	for _, pr := range []int{1, 2} {
+		if got := s.transitionsOf(pr); !slices.Contains(got, "TESTING>PENDING:SKIP_THE_LINE_INTERRUPTED") {
+			t.Errorf("PR %d was not interrupted: %v", pr, got)
+		}
+	}
+	run3 := s.runs[s.entry(3).RunID]
+	if len(run3.PRs) != 1 {
+		t.Errorf("urgent PR tested on top of %v, want nothing ahead", run3.PRs)
+	}
+	delete(s.w.hold, 1)
+	delete(s.w.hold, 2)
+	s.steps(10)
+	if diff := cmp.Diff(s.mergedOrder(), []int{3, 1, 2}); diff != "" {
+		t.Errorf("merge order (-got +want):\n%s", diff)
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	s := newSim(t, 1)
+	s.w.hold[1] = true
+	s.submit(1, nil)
+	s.steps(3)
+	created := s.runs[s.entry(1).RunID].CreatedAt
+	s.now = created.Add(300*time.Minute - time.Second)
+	s.step()
+	if s.state(1) != Testing {
+		t.Fatalf("PR 1 = %s before the timeout", s.state(1))
+	}
+	s.now = created.Add(300 * time.Minute)
+	s.step()
+	if diff := cmp.Diff(s.transitionsOf(1)[3:], []string{
+		"TESTING>PENDING_FAILURE:TEST_RUN_TIMEOUT", "PENDING_FAILURE>FAILED:TEST_RUN_TIMEOUT",
+	}); diff != "" {
+		t.Errorf("transitions (-got +want):\n%s", diff)
+	}
+}
+
+func TestPaused(t *testing.T) {
+	s := newSim(t, 1)
+	s.w.hold[1] = true
+	s.submit(1, nil)
+	s.submit(2, nil)
+	s.steps(3)
+	s.update(QueuePatch{State: ptr("paused")})
+	delete(s.w.hold, 1)
+	s.submit(3, nil)
+	s.steps(5)
+	got := []PRState{s.state(1), s.state(2), s.state(3)}
+	if diff := cmp.Diff(got, []PRState{TestsPassed, Pending, Pending}); diff != "" {
+		t.Errorf("states while paused (-got +want):\n%s", diff)
+	}
+	if len(s.w.merges) != 0 {
+		t.Errorf("merged while paused: %v", s.mergedOrder())
+	}
+	s.update(QueuePatch{State: ptr("RUNNING")})
+	s.steps(10)
+	if diff := cmp.Diff(s.mergedOrder(), []int{1, 2, 3}); diff != "" {
+		t.Errorf("merge order (-got +want):\n%s", diff)
+	}
+}
+
+func TestDraining(t *testing.T) {
+	s := newSim(t, 1)
+	s.w.hold[1] = true
+	s.submit(1, nil)
+	s.submit(2, nil)
+	s.steps(3)
+	s.update(QueuePatch{State: ptr("DRAINING")})
+	delete(s.w.hold, 1)
+	s.steps(6)
+	if diff := cmp.Diff(s.mergedOrder(), []int{1}); diff != "" {
+		t.Errorf("merges while draining (-got +want):\n%s", diff)
+	}
+	if s.state(2) != Pending || s.snap.Queue.State != QueueDraining {
+		t.Errorf("PR 2 = %s, queue = %s; want PENDING, DRAINING", s.state(2), s.snap.Queue.State)
+	}
+	s.update(QueuePatch{State: ptr("RUNNING")})
+	s.steps(6)
+	if diff := cmp.Diff(s.mergedOrder(), []int{1, 2}); diff != "" {
+		t.Errorf("merges (-got +want):\n%s", diff)
+	}
+}
+
+func TestSwitchingModes(t *testing.T) {
+	s := newSim(t, 1)
+	s.w.hold[1] = true
+	s.submit(1, nil)
+	s.submit(2, nil)
+	s.steps(3)
+	s.update(QueuePatch{Mode: ptr("parallel")})
+	if s.snap.Queue.State != QueueSwitchingModes || s.snap.Queue.Mode != ModeSingle {
+		t.Fatalf("queue = %s %s, want SWITCHING_MODES SINGLE", s.snap.Queue.State, s.snap.Queue.Mode)
+	}
+	if _, _, err := UpdateQueue(s.snap, QueuePatch{Concurrency: ptr(3)}, s.now); err == nil {
+		t.Error("update while switching modes succeeded")
+	}
+	delete(s.w.hold, 1)
+	s.steps(3)
+	if s.snap.Queue.State != QueueRunning || s.snap.Queue.Mode != ModeParallel {
+		t.Errorf("queue = %s %s, want RUNNING PARALLEL", s.snap.Queue.State, s.snap.Queue.Mode)
+	}
+	s.steps(6)
+	if diff := cmp.Diff(s.mergedOrder(), []int{1, 2}); diff != "" {
+		t.Errorf("merges (-got +want):\n%s", diff)
+	}
+}
+
+func TestManualMergeAndPush(t *testing.T) {
+	s := newSim(t, 2)
+	s.w.hold[1], s.w.hold[2] = true, true
+	s.submit(1, nil)
+	s.submit(2, nil)
+	s.steps(3)
+	s.w.mergeByHand(1)
+	s.steps(1)
+	if got := s.entry(1); got.State != Merged || got.Reason != ReasonManualMerge {
+		t.Errorf("PR 1 = %s %s, want MERGED MANUAL_MERGE", got.State, got.Reason)
+	}
+	if got := s.transitionsOf(2); !slices.Contains(got, "TESTING>PENDING:PREREQUISITE_MERGE_ITEM_MANUALLY_MERGED") {
+		t.Errorf("PR 2 not restarted: %v", got)
+	}
+	if run := s.runs[s.entry(2).RunID]; run.BaseSHA != s.w.head || len(run.PRs) != 1 {
+		t.Errorf("PR 2 retested on %s with %v; want the new head %s alone", run.BaseSHA, run.PRs, s.w.head)
+	}
+	// A push to the target branch restarts what tests on the old base.
+	s.w.pushTarget()
+	s.steps(1)
+	if got := s.transitionsOf(2); !slices.Contains(got, "TESTING>PENDING:MANUAL_PUSH_TO_TARGET_BRANCH") {
+		t.Errorf("PR 2 not restarted by the push: %v", got)
+	}
+	delete(s.w.hold, 2)
+	s.steps(6)
+	if diff := cmp.Diff(s.mergedOrder(), []int{1, 2}); diff != "" {
+		t.Errorf("merges (-got +want):\n%s", diff)
+	}
+	if w := s.w.merges[1]; w.manual || s.runs[w.runID].BaseEpoch != s.snap.BaseEpoch {
+		t.Errorf("PR 2 merged on a run of an old epoch: %+v", s.runs[w.runID])
+	}
+}
+
+func TestFailuresOfOneKind(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(s *sim)
+		want  string
+	}{
+		{"no required statuses", func(s *sim) { s.w.protection = nil }, ReasonNoRequiredStatuses},
+		{"merge conflict", func(s *sim) { s.w.conflicts[1] = true }, ReasonMergeConflict},
+		{"merge refused", func(s *sim) { s.w.refuse[1] = true }, ReasonMergeFailed},
+		{"checks fail", func(s *sim) { s.w.bad[1] = true }, ReasonStatusFailed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSim(t, 1)
+			tc.setup(s)
+			s.submit(1, nil)
+			s.submit(2, nil)
+			s.steps(10)
+			if got := s.entry(1); got.State != Failed || got.Reason != tc.want {
+				t.Errorf("PR 1 = %s %s, want FAILED %s", got.State, got.Reason, tc.want)
+			}
+			if tc.want == ReasonNoRequiredStatuses {
+				if s.state(2) != Failed {
+					t.Errorf("PR 2 = %s, want FAILED", s.state(2))
+				}
+				return
+			}
+			if diff := cmp.Diff(s.mergedOrder(), []int{2}); diff != "" {
+				t.Errorf("merges (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRequiredStatusesFromQueue(t *testing.T) {
+	s := newSim(t, 1)
+	s.w.protection = nil
+	s.update(QueuePatch{RequiredStatuses: []string{"ci"}})
+	s.submit(1, nil)
+	s.steps(6)
+	if s.state(1) != Merged {
+		t.Fatalf("PR 1 = %s, want MERGED", s.state(1))
+	}
+	run := s.runs[s.entry(1).VerifiedByTestRun]
+	if run.RequiredStatusesSource != SourceMergeInstance || !slices.Equal(run.RequiredStatuses, []string{"ci"}) {
+		t.Errorf("run statuses %v from %s", run.RequiredStatuses, run.RequiredStatusesSource)
+	}
+}
+
+func TestRestartInPlace(t *testing.T) {
+	s := newSim(t, 2)
+	s.w.hold[1] = true
+	s.submit(1, nil)
+	s.submit(2, nil)
+	s.steps(3)
+	old1, run2 := s.entry(1).RunID, s.entry(2).RunID
+	snap, out, err := Restart(s.snap, RestartRequest{PRNumber: 1}, s.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.snap = snap
+	s.record(out)
+	s.w.apply(out.Effects)
+	s.steps(1)
+	if got := s.entry(1); got.State != Testing || got.RunID == old1 {
+		t.Errorf("PR 1 = %s on run %s; want TESTING on a new run", got.State, got.RunID)
+	}
+	if got := s.entry(2).RunID; got != run2 {
+		t.Errorf("PR 2 moved from run %s to %s; a restart in place keeps the runs behind", run2, got)
+	}
+	delete(s.w.hold, 1)
+	s.steps(6)
+	if diff := cmp.Diff(s.mergedOrder(), []int{1, 2}); diff != "" {
+		t.Errorf("merges (-got +want):\n%s", diff)
+	}
+}
+
+func TestReadinessAndCancellations(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(p *ghPR)
+		want   PRState
+		reason string
+	}{
+		{"closed", func(p *ghPR) { p.state = PRClosed }, Cancelled, ReasonPRClosed},
+		{"draft", func(p *ghPR) { p.draft = true }, Cancelled, ReasonConvertedDraft},
+		{"base changed", func(p *ghPR) { p.base = "release" }, Cancelled, ReasonBaseChanged},
+		{"not mergeable", func(p *ghPR) { p.mergeability = NotMergeable }, Pending, ReasonNowReady},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newSim(t, 1)
+			s.update(QueuePatch{State: ptr("PAUSED")}) // keep it in PENDING
+			s.submit(1, nil)
+			s.steps(1)
+			tc.change(s.w.prs[1])
+			s.steps(1)
+			if got := s.entry(1); got.State != tc.want || got.Reason != tc.reason {
+				t.Errorf("PR 1 = %s %s, want %s %s", got.State, got.Reason, tc.want, tc.reason)
+			}
+		})
+	}
+	t.Run("waits for mergeability and base", func(t *testing.T) {
+		s := newSim(t, 1)
+		s.w.openPR(1)
+		s.w.prs[1].mergeability = MergeabilityBusy
+		s.submit(1, nil)
+		s.steps(2)
+		if s.state(1) != NotReady {
+			t.Fatalf("PR 1 = %s, want NOT_READY", s.state(1))
+		}
+		s.w.prs[1].mergeability = Mergeable
+		s.steps(6)
+		if s.state(1) != Merged {
+			t.Errorf("PR 1 = %s, want MERGED", s.state(1))
+		}
+	})
+}
+
+func TestEventsAndStatuses(t *testing.T) {
+	s := newSim(t, 1)
+	s.submit(1, nil)
+	s.steps(6)
+	var types []string
+	for _, e := range s.w.eventLog {
+		types = append(types, e.Type)
+	}
+	want := []string{"pull_request.submitted", "pull_request.queued", "pull_request.testing", "pull_request.merged"}
+	if diff := cmp.Diff(types, want); diff != "" {
+		t.Errorf("events (-got +want):\n%s", diff)
+	}
+	if got := s.w.eventLog[2]; got.TestBranch == "" || got.IsBisection == nil || *got.IsBisection {
+		t.Errorf("testing event lacks its run fields: %+v", got)
+	}
+	if got := s.w.eventLog[3].MergedReason; got != ReasonMergeGraphMerge {
+		t.Errorf("merged_reason = %q", got)
+	}
+	if got := s.w.statuses[1]; got.State != "success" {
+		t.Errorf("final commit status = %+v, want success", got)
+	}
+}

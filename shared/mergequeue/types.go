@@ -1,0 +1,301 @@
+package mergequeue
+
+import "time"
+
+// QueueState is the state of a queue (contract 3.6).
+type QueueState string
+
+// The queue states.
+const (
+	QueueRunning        QueueState = "RUNNING"
+	QueuePaused         QueueState = "PAUSED"
+	QueueDraining       QueueState = "DRAINING"
+	QueueSwitchingModes QueueState = "SWITCHING_MODES"
+)
+
+// Mode is how a queue forms its lanes (contract 3.3).
+type Mode string
+
+// The modes. PARALLEL is accepted and stored, but the engine runs it as one
+// lane for now (see lanes).
+const (
+	ModeSingle   Mode = "SINGLE"
+	ModeParallel Mode = "PARALLEL"
+)
+
+// MergeMethod is how a pull request is merged through the GitHub API.
+type MergeMethod string
+
+// The merge methods.
+const (
+	MergeCommit MergeMethod = "MERGE_COMMIT"
+	Squash      MergeMethod = "SQUASH"
+	Rebase      MergeMethod = "REBASE"
+)
+
+// DirectMergeMode is the queue's direct-merge setting (contract 3.7).
+type DirectMergeMode string
+
+// The direct-merge settings. ALWAYS is stored but not acted on yet.
+const (
+	DirectMergeOff    DirectMergeMode = "OFF"
+	DirectMergeAlways DirectMergeMode = "ALWAYS"
+)
+
+// OptimizationMode is the queue's bisection optimisation setting.
+type OptimizationMode string
+
+// The optimisation settings.
+const (
+	OptimizationOff                OptimizationMode = "OFF"
+	OptimizationBisectionSkipTests OptimizationMode = "BISECTION_SKIP_REDUNDANT_TESTS"
+)
+
+// PRState is the state of a queue entry (contract 3.2, 3.5).
+type PRState string
+
+// The entry states.
+const (
+	NotReady       PRState = "NOT_READY"
+	Pending        PRState = "PENDING"
+	Testing        PRState = "TESTING"
+	TestsPassed    PRState = "TESTS_PASSED"
+	PendingFailure PRState = "PENDING_FAILURE"
+	Merged         PRState = "MERGED"
+	Failed         PRState = "FAILED"
+	Cancelled      PRState = "CANCELLED"
+)
+
+// Terminal reports whether no transition leaves s.
+func (s PRState) Terminal() bool { return s == Merged || s == Failed || s == Cancelled }
+
+// inFlight reports whether an entry in state s holds a place in a lane's
+// testing line: it has been tested (or is being tested) on top of the PRs
+// ahead of it, and the PRs behind it are tested on top of it.
+func (s PRState) inFlight() bool { return s == Testing || s == TestsPassed || s == PendingFailure }
+
+// Mergeability is GitHub's view of whether a pull request can merge.
+type Mergeability string
+
+// The mergeability values of readiness.gitHubMergeability.
+const (
+	Mergeable        Mergeability = "MERGEABLE"
+	NotMergeable     Mergeability = "NOT_MERGEABLE"
+	MergeabilityBusy Mergeability = "IN_PROGRESS"
+	MergeabilityNone Mergeability = "UNSPECIFIED"
+)
+
+// RunStatus is the status of a test run (contract 3.4, testing details).
+type RunStatus string
+
+// The run statuses.
+const (
+	RunInProgress RunStatus = "IN_PROGRESS"
+	RunFailed     RunStatus = "FAILED"
+	RunCancelled  RunStatus = "CANCELLED"
+	RunSucceeded  RunStatus = "SUCCEEDED"
+)
+
+// The sources of a run's required statuses (testing details
+// requiredStatusesSource).
+const (
+	SourceMergeInstance    = "MERGE_INSTANCE"
+	SourceBranchProtection = "REPO_PROVIDER_BRANCH_PROTECTION"
+)
+
+// Repo names a repository.
+type Repo struct {
+	Host  string
+	Owner string
+	Name  string
+}
+
+// Queue is the queue record of contract 3.3, without its entries.
+type Queue struct {
+	Repo   Repo
+	Branch string
+	State  QueueState
+	Mode   Mode
+	// NextMode is the mode a SWITCHING_MODES queue becomes RUNNING in.
+	NextMode                    Mode
+	Concurrency                 int
+	TestingTimeoutMinutes       int
+	CanOptimisticallyMerge      bool
+	PendingFailureDepth         int
+	Batch                       bool
+	BatchingMaxWaitTimeMinutes  int
+	BatchingMinSize             int
+	BisectionConcurrency        int
+	RequiredStatuses            []string // nil: from branch protection
+	MergeMethod                 MergeMethod
+	DirectMergeMode             DirectMergeMode
+	OptimizationMode            OptimizationMode
+	CreatePrsForTestingBranches bool
+	CommentsEnabled             bool
+	CommandsEnabled             bool
+	StatusCheckEnabled          bool
+}
+
+// DefaultQueue is the queue createQueue makes for repo and branch, with the
+// defaults of contract 3.3.
+func DefaultQueue(repo Repo, branch string) Queue {
+	return Queue{
+		Repo:                       repo,
+		Branch:                     branch,
+		State:                      QueueRunning,
+		Mode:                       ModeSingle,
+		Concurrency:                1,
+		TestingTimeoutMinutes:      300,
+		BatchingMaxWaitTimeMinutes: 5,
+		BatchingMinSize:            4,
+		BisectionConcurrency:       1,
+		MergeMethod:                Squash,
+		DirectMergeMode:            DirectMergeOff,
+		OptimizationMode:           OptimizationOff,
+		CommentsEnabled:            true,
+		CommandsEnabled:            true,
+		StatusCheckEnabled:         true,
+	}
+}
+
+// Snapshot is everything the engine knows about one queue. The driver loads
+// it, hands it to a command or to Step, and saves the result only if Version
+// is still what it loaded (see doc.go).
+type Snapshot struct {
+	Queue Queue
+	// Entries holds one entry per pull request ever submitted and not yet
+	// pruned, in no particular order.
+	Entries []Entry
+	// Runs holds the runs that are in progress or belong to an active entry.
+	Runs []Run
+	// Transitions keeps the latest MaxKeptTransitions transitions, oldest
+	// first.
+	Transitions []Transition
+	// TargetHead is the target branch head the queue accounts for: the last
+	// observed head, moved forward by the queue's own merges.
+	TargetHead string
+	// BaseEpoch counts changes of the target branch that the queue did not
+	// make; a run built in an older epoch was built on a stale base.
+	BaseEpoch int
+	// ProtectionContexts are the required status contexts of the target
+	// branch protection, valid when ProtectionKnown.
+	ProtectionContexts []string
+	ProtectionKnown    bool
+	// Version increases with every change; the driver saves conditionally on
+	// it.
+	Version        int64
+	NextSeq        int64 // submit order
+	NextPosition   int64 // testing line order
+	NextTransition int64
+}
+
+// NewSnapshot is the snapshot of a newly created queue.
+func NewSnapshot(q Queue) Snapshot { return Snapshot{Queue: q} }
+
+// Entry is one pull request in the queue: the record of contract 3.2 plus
+// what the engine needs to drive it. Its ID is kept across episodes (cancel
+// or finish, then resubmit).
+type Entry struct {
+	ID       string
+	PRNumber int
+	// Episode counts submissions: a resubmitted finished PR starts a new one.
+	Episode         int
+	State           PRState
+	StateChangedAt  time.Time
+	Reason          string // the reason of the last transition
+	Priority        int
+	DefaultPriority bool // no priority was given (usedDefaultPriorityName)
+	NoBatch         bool
+	Seq             int64 // submit order within equal priority
+	SubmittedAt     time.Time
+	PR              PRFacts
+	// Position orders the entries that hold a place in the testing line;
+	// zero when the entry has none. A PENDING entry with a position is being
+	// restarted in place.
+	Position          int64
+	RunID             string // the current (or last) run of this episode
+	VerifiedByTestRun string
+	MergeSHA          string
+	// Intent is an outstanding merge: recorded before the merge effect is
+	// performed, cleared when its outcome is observed.
+	Intent *MergeIntent
+	// CancelRequested holds a cancellation reason that waits for an
+	// outstanding merge's outcome.
+	CancelRequested string
+}
+
+// Active reports whether the entry is currently submitted.
+func (e *Entry) Active() bool { return e.State != "" && !e.State.Terminal() }
+
+// PRFacts are the pull request's facts as last observed on GitHub.
+type PRFacts struct {
+	Title        string
+	Author       string
+	HeadSHA      string // empty until first observed
+	BaseBranch   string
+	Mergeability Mergeability
+	Draft        bool
+}
+
+// MergeIntent records a merge the engine asked for.
+type MergeIntent struct {
+	Key         string
+	RunID       string
+	SHA         string // the PR head the run tested; GitHub refuses any other
+	Method      MergeMethod
+	RequestedAt time.Time
+	Attempts    int
+	BaseEpoch   int // the epoch the merge was asked in; not repeated in another
+}
+
+// Run is one test run: a test branch built from BaseSHA and the PRs in
+// order, and the checks observed on its head.
+type Run struct {
+	ID         string
+	EntryID    string // the entry whose run this is (the last PR under test)
+	PRNumber   int
+	TestBranch string
+	TempBranch string
+	// PRs are merged onto BaseSHA in this order: the PRs ahead (dependent
+	// PRs) first, then those under test, the target PR last.
+	PRs       []RunPR
+	BaseSHA   string
+	BaseEpoch int
+	HeadSHA   string // the built test branch head; empty until built
+	Status    RunStatus
+	Reason    string // failure or cancellation reason
+	// ConflictPR is the PR whose merge conflicted while building.
+	ConflictPR       int
+	CreatedAt        time.Time
+	EndedAt          time.Time
+	BuildRequestedAt time.Time
+	BuildAttempts    int
+	RequiredStatuses []string
+	// RequiredStatusesSource is SourceMergeInstance or
+	// SourceBranchProtection.
+	RequiredStatusesSource string
+	Checks                 map[string]CheckState
+	// Lane and Bisection leave room for PARALLEL lanes and bisection runs.
+	Lane      int
+	Bisection bool
+}
+
+// RunPR is one pull request merged into a test branch.
+type RunPR struct {
+	EntryID   string
+	Episode   int
+	PRNumber  int
+	HeadSHA   string
+	Title     string
+	UnderTest bool // false: a dependent PR, merged in as the predicted base
+}
+
+// CheckState is a required status as the engine sees it.
+type CheckState string
+
+// The check states.
+const (
+	CheckPending CheckState = "PENDING"
+	CheckSuccess CheckState = "SUCCESS"
+	CheckFailure CheckState = "FAILURE"
+)

@@ -1,0 +1,87 @@
+package webhooks_test
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	svix "github.com/svix/svix-webhooks/go"
+
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/webhooks"
+)
+
+func TestNewSecretShape(t *testing.T) {
+	a, b := webhooks.NewSecret(), webhooks.NewSecret()
+	if a == b {
+		t.Fatal("two secrets alike")
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(a, "whsec_"))
+	if !strings.HasPrefix(a, "whsec_") || err != nil || len(raw) != 24 {
+		t.Errorf("secret %q: want whsec_ and base64 of 24 bytes (%v)", a, err)
+	}
+}
+
+// TestSignatureVerifiesWithSvix checks our headers against the official
+// Svix library, which is what receivers run.
+func TestSignatureVerifiesWithSvix(t *testing.T) {
+	oldSecret, newSecret := webhooks.NewSecret(), webhooks.NewSecret()
+	body := []byte(`{"type":"pull_request.merged","pr_number":7}`)
+	now := time.Now() // Svix checks the timestamp against the real clock
+	headers := func(secrets []string, ts time.Time) http.Header {
+		t.Helper()
+		h := http.Header{}
+		if err := webhooks.SetHeaders(h, secrets, "evt_1", ts, body); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	verify := func(secret string, payload []byte, h http.Header) error {
+		t.Helper()
+		wh, err := svix.NewWebhook(secret)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wh.Verify(payload, h)
+	}
+
+	h := headers([]string{newSecret}, now)
+	for _, name := range []string{"webhook-id", "webhook-timestamp", "webhook-signature", "svix-id", "svix-timestamp", "svix-signature"} {
+		if h.Get(name) == "" {
+			t.Errorf("header %s missing", name)
+		}
+	}
+	if h.Get("Content-Type") != "application/json" || h.Get("webhook-id") != "evt_1" || !strings.HasPrefix(h.Get("webhook-signature"), "v1,") {
+		t.Errorf("headers %v", h)
+	}
+	// Only the webhook- names: the library falls back to them.
+	std := http.Header{}
+	for _, k := range []string{"webhook-id", "webhook-timestamp", "webhook-signature"} {
+		std.Set(k, h.Get(k))
+	}
+	cases := []struct {
+		name    string
+		secret  string
+		payload []byte
+		h       http.Header
+		ok      bool
+	}{
+		{"svix headers", newSecret, body, h, true},
+		{"webhook- headers only", newSecret, body, std, true},
+		{"tampered body", newSecret, []byte(strings.Replace(string(body), "7", "8", 1)), h, false},
+		{"other secret", oldSecret, body, h, false},
+		{"timestamp 10 minutes old", newSecret, body, headers([]string{newSecret}, now.Add(-10*time.Minute)), false},
+		{"rotation: new secret", newSecret, body, headers([]string{newSecret, oldSecret}, now), true},
+		{"rotation: old secret", oldSecret, body, headers([]string{newSecret, oldSecret}, now), true},
+	}
+	for _, c := range cases {
+		if err := verify(c.secret, c.payload, c.h); (err == nil) != c.ok {
+			t.Errorf("%s: verify = %v, want ok=%v", c.name, err, c.ok)
+		}
+	}
+	if _, err := webhooks.Signature([]string{"not-a-secret"}, "evt_1", now, body); !errs.Is(err, errs.Invalid) {
+		t.Errorf("bad secret: %v", err)
+	}
+}
