@@ -1,0 +1,31 @@
+// Package githubsim owns a GitHub test server: the REST endpoints the
+// merge-queue client uses, answered with GitHub's documented shapes, statuses
+// and error bodies, over real bare git repositories driven through the git CLI
+// (merges and conflicts are git's own), with pull requests, commit statuses,
+// check runs and branch protection held in memory.
+//
+// It is an ordinary package, not a test file, so that tests and the local
+// program (mainguard serve --github-sim) share it. Besides the REST surface it
+// offers a control API (create a repository, commit, open and change pull
+// requests, set statuses and checks, read a branch's history), fault
+// injection for the retry paths (5xx, rate limits, hangs, and a response lost
+// after the action was done) and signed webhook deliveries of its own state
+// changes.
+//
+// Endpoints served (paths relative to the base URL):
+//
+//	GET    /repos/{o}/{r}/pulls/{n}
+//	PUT    /repos/{o}/{r}/pulls/{n}/merge
+//	GET    /repos/{o}/{r}/git/ref/heads/{branch}
+//	POST   /repos/{o}/{r}/git/refs
+//	PATCH  /repos/{o}/{r}/git/refs/heads/{branch}
+//	DELETE /repos/{o}/{r}/git/refs/heads/{branch}
+//	GET    /repos/{o}/{r}/branches/{branch}
+//	GET    /repos/{o}/{r}/branches/{branch}/protection/required_status_checks
+//	POST   /repos/{o}/{r}/merges
+//	GET    /repos/{o}/{r}/commits/{ref}/status
+//	GET    /repos/{o}/{r}/commits/{ref}/check-runs
+//	POST   /repos/{o}/{r}/statuses/{sha}
+//	GET    /repos/{o}/{r}/installation                  (GitHub App JWT)
+//	POST   /app/installations/{id}/access_tokens         (GitHub App JWT)
+package githubsim

@@ -1,0 +1,305 @@
+package githubsim
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// gitRepo is one bare repository driven through the git CLI. No work tree is
+// ever checked out: commits are built from blobs, a throwaway index file and
+// commit-tree, merges come from merge-tree --write-tree, so every merge and
+// every conflict is git's own.
+type gitRepo struct {
+	dir string
+}
+
+// errConflict is a real content conflict reported by git merge-tree.
+var errConflict = errors.New("merge conflict")
+
+// signature is who and when a commit is made by; the time comes from the
+// server's clock so histories are reproducible.
+type signature struct {
+	name, email string
+	when        time.Time
+}
+
+func (g *gitRepo) run(stdin []byte, env []string, args ...string) (string, error) {
+	out, code, err := g.runCode(stdin, env, args...)
+	if err != nil {
+		return "", err
+	}
+	if code != 0 {
+		return "", fmt.Errorf("git %s: exit %d: %s", strings.Join(args, " "), code, strings.TrimSpace(out))
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// runCode runs git and returns its exit code instead of failing on a non-zero
+// one, for the commands (merge-tree, merge-base) whose exit code is an answer.
+func (g *gitRepo) runCode(stdin []byte, env []string, args ...string) (string, int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = g.dir
+	// Isolate from the user's and the system's configuration: hooks, signing
+	// or a default branch name set there must not change what the sim does.
+	cmd.Env = append(os.Environ(),
+		"GIT_DIR="+g.dir,
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_TERMINAL_PROMPT=0",
+		"LC_ALL=C",
+	)
+	cmd.Env = append(cmd.Env, env...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return out.String(), exit.ExitCode(), nil
+	}
+	if err != nil {
+		return "", -1, fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
+	}
+	return out.String(), 0, nil
+}
+
+func initBare(dir, defaultBranch string) (*gitRepo, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	g := &gitRepo{dir: dir}
+	if _, err := g.run(nil, nil, "init", "--bare", "--quiet", "--initial-branch="+defaultBranch, dir); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+func sigEnv(s signature) []string {
+	date := fmt.Sprintf("%d +0000", s.when.Unix())
+	return []string{
+		"GIT_AUTHOR_NAME=" + s.name, "GIT_AUTHOR_EMAIL=" + s.email, "GIT_AUTHOR_DATE=" + date,
+		"GIT_COMMITTER_NAME=" + s.name, "GIT_COMMITTER_EMAIL=" + s.email, "GIT_COMMITTER_DATE=" + date,
+	}
+}
+
+// resolve returns the commit sha of a branch name or a sha, or "" when there
+// is no such commit.
+func (g *gitRepo) resolve(rev string) string {
+	if rev == "" {
+		return ""
+	}
+	arg := rev
+	if !isSHA(rev) {
+		arg = "refs/heads/" + rev
+	}
+	out, code, err := g.runCode(nil, nil, "rev-parse", "--verify", "--quiet", arg+"^{commit}")
+	if err != nil || code != 0 {
+		return ""
+	}
+	return strings.TrimSpace(out)
+}
+
+func isSHA(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// branchHead is the sha a branch points at, "" when the branch is absent.
+func (g *gitRepo) branchHead(branch string) string {
+	out, code, err := g.runCode(nil, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
+	if err != nil || code != 0 {
+		return ""
+	}
+	return strings.TrimSpace(out)
+}
+
+// setRef points refs/heads/branch at sha. Callers check the current value
+// first, under the server lock, which makes check and update atomic.
+func (g *gitRepo) setRef(branch, sha string) error {
+	_, err := g.run(nil, nil, "update-ref", "refs/heads/"+branch, sha)
+	return err
+}
+
+func (g *gitRepo) deleteRef(branch string) error {
+	_, err := g.run(nil, nil, "update-ref", "-d", "refs/heads/"+branch)
+	return err
+}
+
+func (g *gitRepo) branches() ([]string, error) {
+	out, err := g.run(nil, nil, "for-each-ref", "--format=%(refname:strip=2)", "refs/heads/")
+	if err != nil {
+		return nil, err
+	}
+	if out == "" {
+		return nil, nil
+	}
+	return strings.Split(out, "\n"), nil
+}
+
+func (g *gitRepo) treeOf(commit string) (string, error) {
+	return g.run(nil, nil, "rev-parse", commit+"^{tree}")
+}
+
+func (g *gitRepo) commitTree(tree string, parents []string, message string, sig signature) (string, error) {
+	args := []string{"commit-tree", tree}
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	return g.run([]byte(message), sigEnv(sig), append(args, "-F", "-")...)
+}
+
+// writeFile returns the tree of base (a commit, or "" for none) with path set
+// to content. A throwaway index file stands in for the work tree.
+func (g *gitRepo) writeFile(base, path string, content []byte) (string, error) {
+	blob, err := g.run(content, nil, "hash-object", "-w", "--stdin")
+	if err != nil {
+		return "", err
+	}
+	idx, err := os.CreateTemp("", "githubsim-index-*")
+	if err != nil {
+		return "", err
+	}
+	idxPath := idx.Name()
+	idx.Close()
+	os.Remove(idxPath) // git wants to create it itself
+	defer os.Remove(idxPath)
+	env := []string{"GIT_INDEX_FILE=" + idxPath}
+	if base != "" {
+		if _, err := g.run(nil, env, "read-tree", base); err != nil {
+			return "", err
+		}
+	}
+	if _, err := g.run(nil, env, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+filepath.ToSlash(path)); err != nil {
+		return "", err
+	}
+	return g.run(nil, env, "write-tree")
+}
+
+// mergeTree merges two commits as git merge would, without a work tree, and
+// returns the resulting tree, or errConflict.
+func (g *gitRepo) mergeTree(ours, theirs string) (string, error) {
+	out, code, err := g.runCode(nil, nil, "merge-tree", "--write-tree", "--no-messages", "--name-only", ours, theirs)
+	if err != nil {
+		return "", err
+	}
+	switch code {
+	case 0:
+		return strings.TrimSpace(strings.SplitN(out, "\n", 2)[0]), nil
+	case 1:
+		return "", errConflict
+	default:
+		return "", fmt.Errorf("git merge-tree: exit %d: %s", code, strings.TrimSpace(out))
+	}
+}
+
+// isAncestor reports whether a is reachable from b.
+func (g *gitRepo) isAncestor(a, b string) (bool, error) {
+	_, code, err := g.runCode(nil, nil, "merge-base", "--is-ancestor", a, b)
+	if err != nil {
+		return false, err
+	}
+	switch code {
+	case 0:
+		return true, nil
+	case 1:
+		return false, nil
+	}
+	return false, fmt.Errorf("git merge-base --is-ancestor: exit %d", code)
+}
+
+// commitInfo is what the sim reads back from a commit.
+type commitInfo struct {
+	SHA, Tree, Subject, Message, AuthorName, AuthorEmail string
+	Parents                                              []string
+}
+
+func (g *gitRepo) commit(sha string) (commitInfo, error) {
+	out, err := g.run(nil, nil, "show", "-s", "--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%s%x00%B", sha)
+	if err != nil {
+		return commitInfo{}, err
+	}
+	f := strings.SplitN(out, "\x00", 7)
+	if len(f) != 7 {
+		return commitInfo{}, fmt.Errorf("git show %s: unexpected output", sha)
+	}
+	c := commitInfo{SHA: f[0], Tree: f[1], AuthorName: f[3], AuthorEmail: f[4], Subject: f[5], Message: strings.TrimSpace(f[6])}
+	if f[2] != "" {
+		c.Parents = strings.Fields(f[2])
+	}
+	return c, nil
+}
+
+// log lists commits from head, newest first, following first parents only so
+// that a merge commit stands for the pull request it merged.
+func (g *gitRepo) log(head string) ([]commitInfo, error) {
+	out, err := g.run(nil, nil, "rev-list", "--first-parent", head)
+	if err != nil {
+		return nil, err
+	}
+	var cs []commitInfo
+	for _, sha := range strings.Fields(out) {
+		c, err := g.commit(sha)
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+// between lists the non-merge commits reachable from head but not from base,
+// oldest first: the commits a rebase merge replays.
+func (g *gitRepo) between(base, head string) ([]commitInfo, error) {
+	out, err := g.run(nil, nil, "rev-list", "--reverse", "--no-merges", head, "^"+base)
+	if err != nil {
+		return nil, err
+	}
+	var cs []commitInfo
+	for _, sha := range strings.Fields(out) {
+		c, err := g.commit(sha)
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, c)
+	}
+	return cs, nil
+}
+
+// cherryPick applies commit c (one parent) on top of onto and returns the new
+// tree. git 2.39's merge-tree has no --merge-base, so the merge base is forced
+// by merging c with a synthetic commit that has onto's tree and c's parent as
+// its only parent: their best common ancestor is then c's parent, and the
+// three-way merge is exactly a cherry-pick, conflicts included.
+func (g *gitRepo) cherryPick(onto string, c commitInfo, sig signature) (string, error) {
+	if len(c.Parents) != 1 {
+		return "", fmt.Errorf("cherry-pick of %s: %d parents", c.SHA, len(c.Parents))
+	}
+	ontoTree, err := g.treeOf(onto)
+	if err != nil {
+		return "", err
+	}
+	synthetic, err := g.commitTree(ontoTree, c.Parents, "githubsim: cherry-pick base", sig)
+	if err != nil {
+		return "", err
+	}
+	return g.mergeTree(synthetic, c.SHA)
+}

@@ -1,0 +1,220 @@
+package github_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/github"
+)
+
+func TestPullRequestMergeability(t *testing.T) {
+	cases := []struct {
+		name  string
+		setup func(t *testing.T, f *fixture, n int)
+		want  func(p github.PullRequest) github.PullRequest
+	}{
+		{"open and clean", func(*testing.T, *fixture, int) {}, func(p github.PullRequest) github.PullRequest {
+			p.Mergeability = github.Mergeable
+			return p
+		}},
+		{"conflicting", func(t *testing.T, f *fixture, n int) {
+			if _, err := f.sim.CommitFile(fullName, "main", "a.txt", "other\n", "Conflict"); err != nil {
+				t.Fatal(err)
+			}
+		}, func(p github.PullRequest) github.PullRequest {
+			p.Mergeability = github.NotMergeable
+			return p
+		}},
+		{"still computing", func(t *testing.T, f *fixture, n int) {
+			if err := f.sim.SetMergeableUnknown(fullName, n, true); err != nil {
+				t.Fatal(err)
+			}
+		}, func(p github.PullRequest) github.PullRequest {
+			p.Mergeability = github.InProgress
+			return p
+		}},
+		{"draft", func(t *testing.T, f *fixture, n int) {
+			if err := f.sim.ConvertToDraft(fullName, n); err != nil {
+				t.Fatal(err)
+			}
+		}, func(p github.PullRequest) github.PullRequest {
+			p.Draft, p.Mergeability = true, github.Mergeable
+			return p
+		}},
+		{"closed", func(t *testing.T, f *fixture, n int) {
+			if err := f.sim.ClosePR(fullName, n); err != nil {
+				t.Fatal(err)
+			}
+		}, func(p github.PullRequest) github.PullRequest {
+			p.Open, p.Mergeability = false, github.Unspecified
+			return p
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			n, head := f.openPR(t, "feature", "a.txt", "a\n")
+			tc.setup(t, f, n)
+			got, err := f.c.PullRequest(context.Background(), repo, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want(github.PullRequest{
+				Number: n, Title: "Title of feature", Author: "octocat", HeadSHA: head, HeadRef: "feature", BaseRef: "main", Open: true,
+			})
+			if diff := cmp.Diff(got, want); diff != "" {
+				t.Errorf("(-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNotFound(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	_, err := f.c.PullRequest(ctx, repo, 99)
+	if !errs.Is(err, errs.NotFound) {
+		t.Errorf("unknown pull request: got %v, want not found", err)
+	}
+	_, err = f.c.BranchHead(ctx, repo, "nope")
+	if !errs.Is(err, errs.NotFound) {
+		t.Errorf("unknown branch: got %v, want not found", err)
+	}
+	if retry, _ := github.Retryable(err); retry {
+		t.Error("404 is retryable")
+	}
+	if _, err := f.c.BranchHead(ctx, github.Repo{Owner: "acme"}, "main"); !errs.Is(err, errs.Invalid) {
+		t.Errorf("incomplete repo: got %v, want invalid", err)
+	}
+}
+
+func TestRequiredStatuses(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	got, err := f.c.RequiredStatuses(ctx, repo, "main")
+	if err != nil || got != nil {
+		t.Errorf("unprotected branch: got %v, %v; want none", got, err)
+	}
+	if err := f.sim.SetRequiredStatusChecks(fullName, "main", []string{"ci/test", "lint"}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = f.c.RequiredStatuses(ctx, repo, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got, []string{"ci/test", "lint"}); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
+	}
+}
+
+func TestChecksListsStatusesAndRunsAcrossPages(t *testing.T) {
+	f := newFixture(t)
+	sha := f.base
+	// More than one page (100) of each, so pagination is exercised.
+	const n = 103
+	var want []github.Check
+	for i := range n {
+		ctx := fmt.Sprintf("status-%03d", i)
+		if err := f.sim.SetStatus(fullName, sha, ctx, "pending", "", ""); err != nil {
+			t.Fatal(err)
+		}
+		// The latest status of a context replaces the earlier ones.
+		if err := f.sim.SetStatus(fullName, sha, ctx, "success", "ok", "https://ci/"+ctx); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, github.Check{Kind: github.KindStatus, Name: ctx, State: "success", URL: "https://ci/" + ctx})
+	}
+	var runs []github.Check
+	for i := range n {
+		name := fmt.Sprintf("run-%03d", i)
+		if err := f.sim.SetCheckRun(fullName, sha, name, "completed", "failure", "https://ci/"+name); err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, github.Check{Kind: github.KindCheckRun, Name: name, Status: "completed", Conclusion: "failure", URL: "https://ci/" + name})
+	}
+	// Check runs come newest first.
+	for i := len(runs) - 1; i >= 0; i-- {
+		want = append(want, runs[i])
+	}
+	got, err := f.c.Checks(context.Background(), repo, sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	status := func(name, state string) github.Check {
+		return github.Check{Kind: github.KindStatus, Name: name, State: state}
+	}
+	run := func(name, st, concl string) github.Check {
+		return github.Check{Kind: github.KindCheckRun, Name: name, Status: st, Conclusion: concl}
+	}
+	cases := []struct {
+		name     string
+		required []string
+		checks   []github.Check
+		want     github.Evaluation
+	}{
+		{"all passed", []string{"a", "b"}, []github.Check{status("a", "success"), run("b", "completed", "success")},
+			github.Evaluation{Verdict: github.Passed}},
+		{"neutral and skipped pass", []string{"a", "b"}, []github.Check{run("a", "completed", "neutral"), run("b", "completed", "skipped")},
+			github.Evaluation{Verdict: github.Passed}},
+		{"one missing", []string{"a", "b"}, []github.Check{status("a", "success")},
+			github.Evaluation{Verdict: github.Pending, Waiting: []string{"b"}}},
+		{"in progress", []string{"a"}, []github.Check{run("a", "in_progress", "")},
+			github.Evaluation{Verdict: github.Pending, Waiting: []string{"a"}}},
+		{"status pending", []string{"a"}, []github.Check{status("a", "pending")},
+			github.Evaluation{Verdict: github.Pending, Waiting: []string{"a"}}},
+		{"failure names the first required context that failed", []string{"a", "b", "c"},
+			[]github.Check{status("a", "success"), status("c", "error"), run("b", "completed", "timed_out")},
+			github.Evaluation{Verdict: github.Failed, Context: "b", State: "timed_out"}},
+		{"failure while another pending", []string{"a", "b"}, []github.Check{status("b", "failure")},
+			github.Evaluation{Verdict: github.Failed, Context: "b", State: "failure"}},
+		{"cancelled", []string{"a"}, []github.Check{run("a", "completed", "cancelled")},
+			github.Evaluation{Verdict: github.Failed, Context: "a", State: "cancelled"}},
+		{"action required", []string{"a"}, []github.Check{run("a", "completed", "action_required")},
+			github.Evaluation{Verdict: github.Failed, Context: "a", State: "action_required"}},
+		{"failure beats success of the same name", []string{"a"}, []github.Check{status("a", "success"), run("a", "completed", "failure")},
+			github.Evaluation{Verdict: github.Failed, Context: "a", State: "failure"}},
+		{"unrequired failure ignored", []string{"a"}, []github.Check{status("a", "success"), status("x", "failure")},
+			github.Evaluation{Verdict: github.Passed}},
+		{"nothing required", nil, []github.Check{status("a", "success")},
+			github.Evaluation{Verdict: github.Pending}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(github.Evaluate(tc.required, tc.checks), tc.want); diff != "" {
+				t.Errorf("(-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSetStatus(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	const name = "Trunk Merge Queue (main)"
+	for _, state := range []string{github.StatePending, github.StateSuccess} {
+		if err := f.c.SetStatus(ctx, repo, f.base, name, state, "queued", "https://mainguard/pr/1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := f.c.Checks(ctx, repo, f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []github.Check{{Kind: github.KindStatus, Name: name, State: "success", URL: "https://mainguard/pr/1"}}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
+	}
+	if err := f.c.SetStatus(ctx, repo, f.base, name, "done", "", ""); !errs.Is(err, errs.Invalid) {
+		t.Errorf("bad state: got %v, want invalid", err)
+	}
+}

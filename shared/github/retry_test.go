@@ -1,0 +1,100 @@
+package github_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/github"
+	"github.com/mainguard/mainguard/shared/github/githubsim"
+)
+
+func TestRetryableClassifiesEachFault(t *testing.T) {
+	cases := []struct {
+		name      string
+		kind      githubsim.FaultKind
+		wait      time.Duration // announced by the fault
+		wantAfter time.Duration
+	}{
+		{"500", githubsim.FaultServerError, 0, 0},
+		{"502", githubsim.FaultBadGateway, 0, 0},
+		{"primary rate limit 403", githubsim.FaultRateLimit, 90 * time.Second, 90 * time.Second},
+		{"secondary rate limit 429", githubsim.FaultSecondaryRateLimit, 30 * time.Second, 30 * time.Second},
+		{"hang until timeout", githubsim.FaultHang, 0, 0},
+		{"lost response", githubsim.FaultLoseResponse, 0, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// A short per-call timeout: the hanging request is cut by it.
+			f := newFixture(t, func(c *github.Config) { c.Timeout = 300 * time.Millisecond })
+			f.sim.InjectFault(githubsim.Fault{Method: "GET", PathPrefix: "/repos/acme/app/git/ref/", Kind: tc.kind, RetryAfter: tc.wait})
+
+			_, err := f.c.BranchHead(context.Background(), repo, "main")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			retry, after := github.Retryable(err)
+			if !retry || after != tc.wantAfter {
+				t.Errorf("Retryable(%v) = %v, %v; want true, %v", err, retry, after, tc.wantAfter)
+			}
+			if !errs.Is(err, errs.Unavailable) {
+				t.Errorf("code %s, want unavailable", errs.CodeOf(err))
+			}
+			// The fault is spent: the retry succeeds.
+			if sha, err := f.c.BranchHead(context.Background(), repo, "main"); err != nil || sha != f.base {
+				t.Errorf("retry: %s, %v; want %s", sha, err, f.base)
+			}
+		})
+	}
+}
+
+func TestRetryableNonRetryable(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	// Branch protection's 404 is "none", so use refs for a 404 and a 422.
+	_, notFound := f.c.BranchHead(ctx, repo, "missing")
+	_, invalid := f.c.BuildTestBranch(ctx, repo, "0000000000000000000000000000000000000000", nil, "t/x", "f/x")
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	_, canceled := f.c.BranchHead(cancelled, repo, "main")
+	bad, err := github.New(github.Config{BaseURL: f.sim.URL(), Token: "wrong"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, unauthorized := bad.BranchHead(ctx, repo, "main")
+
+	for name, err := range map[string]error{"404": notFound, "422": invalid, "cancelled": canceled, "401": unauthorized} {
+		if err == nil {
+			t.Errorf("%s: no error", name)
+			continue
+		}
+		if retry, _ := github.Retryable(err); retry {
+			t.Errorf("%s: %v is retryable", name, err)
+		}
+	}
+	if !errs.Is(invalid, errs.Invalid) {
+		t.Errorf("422: code %s, want invalid", errs.CodeOf(invalid))
+	}
+	if retry, _ := github.Retryable(nil); retry {
+		t.Error("nil is retryable")
+	}
+}
+
+func TestRetryableConnectionRefused(t *testing.T) {
+	f := newFixture(t)
+	url := f.sim.URL()
+	f.sim.Close()
+	c, err := github.New(github.Config{BaseURL: url, Token: "test-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.BranchHead(context.Background(), repo, "main")
+	if retry, _ := github.Retryable(err); !retry {
+		t.Errorf("connection refused: %v not retryable", err)
+	}
+	if errors.Is(err, context.Canceled) {
+		t.Errorf("unexpected cancellation: %v", err)
+	}
+}
