@@ -132,6 +132,9 @@ func (h *harness) seed(tb testing.TB) {
 		must(err)
 		h.tokens["{{TOKEN}}"+map[string]string{"acme": "", "other": "_OTHER"}[org]] = secret
 	}
+	// A fixed page-token secret keeps the tokens in golden files stable.
+	_, err := s.Secret(ctx, "page-token", func() []byte { return []byte("golden-page-token-secret-32bytes") })
+	must(err)
 	revoked, _, err := s.CreateToken(ctx, "acme")
 	must(err)
 	_, err = s.RevokeToken(ctx, "acme", revoked)
@@ -142,7 +145,9 @@ func (h *harness) seed(tb testing.TB) {
 	_, err = s.UpdateRepo(ctx, "acme", web, store.RepoSettings{JiraBaseURL: ptr("https://acme.atlassian.net/")})
 	must(err)
 	apiRepo := store.RepoRef{Host: "github.com", Owner: "acme", Name: "api"}
-	_, err = s.UpdateRepo(ctx, "acme", apiRepo, store.RepoSettings{LinearWorkspace: ptr("acme")})
+	// The api repository quarantines (automatically, the default).
+	on := true
+	_, err = s.UpdateRepo(ctx, "acme", apiRepo, store.RepoSettings{LinearWorkspace: ptr("acme"), Health: store.HealthSettings{QuarantineEnabled: &on}})
 	must(err)
 	plain := store.RepoRef{Host: "gitlab.com", Owner: "acme/group", Name: "plain"}
 	_, err = s.UpdateRepo(ctx, "acme", plain, store.RepoSettings{})
