@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mainguard/mainguard/shared/app"
+	"github.com/mainguard/mainguard/shared/config"
+	"github.com/mainguard/mainguard/shared/testhealth"
+)
+
+// service runs the whole service behind an HTTP listener, as `serve` does,
+// on the environment e (a fresh table of the test's DynamoDB Local).
+func service(t *testing.T, e map[string]string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String() + "/v1"
+	e["BUNDLE_DIR"], e["PUBLIC_API_URL"] = t.TempDir(), base
+	cfg, err := config.FromEnv(env(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := app.DynamoClient(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.New(context.Background(), cfg, app.Options{DB: db, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: a.Mux()}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return base
+}
+
+func writeReport(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// junitXML is a report of cases: "name" passes, "name!" fails.
+func junitXML(cases ...string) string {
+	var b strings.Builder
+	b.WriteString(`<?xml version="1.0"?><testsuites><testsuite name="checkout-suite">`)
+	for _, c := range cases {
+		name, failed := strings.CutSuffix(c, "!")
+		fmt.Fprintf(&b, `<testcase classname="web.Checkout" name="%s" file="src/checkout/cart_test.go" time="0.25">`, name)
+		if failed {
+			fmt.Fprintf(&b, `<failure message="timeout after %dms waiting for #cart-total"/>`, 3000+len(name))
+		}
+		b.WriteString("</testcase>")
+	}
+	b.WriteString("</testsuite></testsuites>")
+	return b.String()
+}
+
+// TestUploadEndToEnd sends the results of several commits with
+// `mainguard upload` through the three upload calls of the real protocol,
+// then reads the tests back as a client would.
+func TestUploadEndToEnd(t *testing.T) {
+	e := localEnv(t, nil)
+	out, _, code := mg(t, e, "org", "create", "--slug", "acme")
+	token := tokenRE.FindString(out)
+	if code != 0 || token == "" {
+		t.Fatalf("org create: %d %q", code, out)
+	}
+	base := service(t, e)
+	dir := t.TempDir()
+	owners := writeReport(t, dir, "CODEOWNERS", "* @acme/everyone\n/src/checkout/ @acme/payments shop@acme.example\n")
+	upload := func(sha, branch string, pr int, files ...string) string {
+		t.Helper()
+		args := []string{"upload", "--token", token, "--org", "acme", "--repo", "github.com/acme/shop",
+			"--sha", sha, "--branch", branch, "--codeowners", owners, "--url", base}
+		if pr > 0 {
+			args = append(args, "--pr", fmt.Sprint(pr))
+		}
+		out, errOut, code := mg(t, e, append(args, files...)...)
+		if code != 0 {
+			t.Fatalf("upload %s: %d %s %s", sha, code, out, errOut)
+		}
+		return out
+	}
+	// Main is green; a pull request's run retries "applies coupon" (fails,
+	// then passes on the same commit); then "totals" starts failing on main.
+	upload("c0ffee1", "main", 0, writeReport(t, dir, "a.xml", junitXML("applies coupon", "totals")))
+	upload("b0a7ed2", "feature/coupons", 17, writeReport(t, dir, "b.xml", junitXML("applies coupon!", "applies coupon", "totals")))
+	for i := range 5 {
+		upload(fmt.Sprintf("dead%03d", i), "main", 0, writeReport(t, dir, fmt.Sprintf("m%d.xml", i), junitXML("applies coupon", "totals!")))
+	}
+	if out, errOut, code := mg(t, e, "repo", "set", "github.com/acme/shop", "--org", "acme", "--quarantine", "on"); code != 0 {
+		t.Fatalf("repo set: %s %s", out, errOut)
+	}
+
+	details := func(name string) map[string]any {
+		t.Helper()
+		id := testhealth.TestID(testhealth.Identity{Org: "acme", Repo: "github.com/acme/shop",
+			File: "src/checkout/cart_test.go", Classname: "web.Checkout", Parent: "checkout-suite", Name: name})
+		body, _ := json.Marshal(map[string]any{"repo": map[string]string{"host": "github.com", "owner": "acme", "name": "shop"},
+			"org_url_slug": "acme", "test_id": id})
+		req, _ := http.NewRequest(http.MethodPost, base+"/flaky-tests/get-test-details", bytes.NewReader(body))
+		req.Header.Set("x-api-token", token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var got struct {
+			Test map[string]any `json:"test"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("get-test-details %s: %d %v", name, resp.StatusCode, err)
+		}
+		return got.Test
+	}
+	coupon := details("applies coupon")
+	status := coupon["status"].(map[string]any)
+	if status["value"] != "flaky" || status["reason"] != "pass-on-retry: failed and passed on commit b0a7ed2 (feature/coupons)" {
+		t.Errorf("coupon status %v", status)
+	}
+	// 1 failure in 8 runs; one cluster; PR 17; owners by the last match.
+	if r := coupon["failure_rate_last_7d"].(float64); r != 0.125 || coupon["failure_rate_last_24h"].(float64) != 0.125 {
+		t.Errorf("coupon rates %v %v", r, coupon["failure_rate_last_24h"])
+	}
+	if n := coupon["pull_requests_impacted_last_7d"].(float64); n != 1 {
+		t.Errorf("coupon PRs impacted %v", n)
+	}
+	if got := fmt.Sprint(coupon["codeowners"]); got != "[@acme/payments shop@acme.example]" {
+		t.Errorf("coupon owners %s", got)
+	}
+	fails := coupon["most_common_failures"].([]any)
+	if len(fails) != 1 || fails[0].(map[string]any)["occurrence_count"].(float64) != 1 ||
+		!strings.HasPrefix(fails[0].(map[string]any)["summary"].(string), "timeout after 3014ms") {
+		t.Errorf("coupon failures %v", fails)
+	}
+	if coupon["quarantined"] != true {
+		t.Errorf("a flaky test of a quarantining repository is not quarantined")
+	}
+	totals := details("totals")
+	status = totals["status"].(map[string]any)
+	if status["value"] != "broken" || status["reason"] != "broken-streak: the last 5 runs on main all failed" {
+		t.Errorf("totals status %v", status)
+	}
+	if r := totals["failure_rate_last_7d"].(float64); r != 5.0/7 {
+		t.Errorf("totals rate %v", r)
+	}
+	// Five failures with different numbers are one cluster.
+	if fails := totals["most_common_failures"].([]any); len(fails) != 1 || fails[0].(map[string]any)["occurrence_count"].(float64) != 5 {
+		t.Errorf("totals failures %v", fails)
+	}
+	// The uploader asks getQuarantineConfig about its failed tests: after
+	// quarantining is on, the next upload reports totals quarantined.
+	out = upload("dead999", "main", 0, writeReport(t, dir, "q.xml", junitXML("applies coupon", "totals!")))
+	if !strings.Contains(out, "1 failed test(s), 1 quarantined") {
+		t.Errorf("upload summary %q", out)
+	}
+	// The admin program lists the uploads.
+	out, _, _ = mg(t, e, "uploads", "list", "--org", "acme")
+	if strings.Count(out, "INGESTED") != 8 {
+		t.Errorf("uploads list:\n%s", out)
+	}
+}
