@@ -2,8 +2,10 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -22,6 +24,11 @@ type countingDB struct {
 func (c *countingDB) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	c.calls.Add(1)
 	return c.DB.GetItem(ctx, in, o...)
+}
+
+func (c *countingDB) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	c.calls.Add(1)
+	return c.DB.BatchGetItem(ctx, in, o...)
 }
 
 func (c *countingDB) Query(ctx context.Context, in *dynamodb.QueryInput, o ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
@@ -74,4 +81,72 @@ func BenchmarkGetTestDetails(b *testing.B) {
 		}
 		b.ReportMetric(1, "ddb-calls/op")
 	})
+}
+
+// BenchmarkGetTestDetailsHistory reads a test with 10 runs and one with
+// 100,000 runs in its history (spread over the last 7 days, 1,000 uploads),
+// in the same run: a read is one BatchGetItem of the aggregate, whatever
+// the history, so the two should be equal within noise. Seeding the long
+// history takes minutes on DynamoDB Local.
+//
+//	go test -run '^$' -bench GetTestDetailsHistory -benchtime 2000x -count 6 ./shared/app/
+func BenchmarkGetTestDetailsHistory(b *testing.B) {
+	h := newHarness(b, nil)
+	ctx := context.Background()
+	repo := store.RepoRef{Host: "github.com", Owner: "acme", Name: "api"}
+	seed := func(id string, runs int) {
+		const perUpload = 100
+		uploads := (runs + perUpload - 1) / perUpload
+		sem := make(chan struct{}, 4)
+		errc := make(chan error, uploads)
+		for u := range uploads {
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem }()
+				up := store.UploadRuns{Org: "acme", Repo: repo, Upload: fmt.Sprintf("seed-%s-%05d", id[:8], u),
+					At: t0.Add(-time.Duration(u%168) * time.Hour), SHA: fmt.Sprintf("sha%05d", u), Branch: "main", Monitored: true}
+				var rs []store.Run
+				for i := range min(perUpload, runs-u*perUpload) {
+					st := "passed"
+					if i%10 == 0 {
+						st = "failed"
+					}
+					rs = append(rs, store.Run{Seq: i, Status: st, Cluster: "c1", Summary: "boom"})
+				}
+				// One test takes a run per action plus two: 98 runs per
+				// transaction at most.
+				for len(rs) > 0 {
+					n := min(len(rs), 98)
+					errc <- h.app.Store.RecordRuns(ctx, up, []store.TestRuns{{Test: store.TestCase{ID: id, Name: "t" + id[:4]}, Runs: rs[:n]}})
+					rs = rs[n:]
+				}
+			}()
+		}
+		for range cap(sem) {
+			sem <- struct{}{}
+		}
+		close(errc)
+		for err := range errc {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	short, long := "00000000-0000-5000-8000-000000000010", "00000000-0000-5000-8000-000000100000"
+	seed(short, 10)
+	seed(long, 100_000)
+	fn, _ := h.app.Function("get-test-details")
+	for _, c := range []struct{ name, id string }{{"runs=10", short}, {"runs=100000", long}} {
+		b.Run(c.name, func(b *testing.B) {
+			e := event("/flaky-tests/get-test-details", map[string]any{"repo": repo, "org_url_slug": "acme", "test_id": c.id})
+			e.Headers["x-api-token"] = h.tokens["{{TOKEN}}"]
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				if resp, _ := fn(ctx, e); resp.StatusCode != 200 {
+					b.Fatalf("%d %s", resp.StatusCode, resp.Body)
+				}
+			}
+		})
+	}
 }
