@@ -8,7 +8,7 @@ define lambda
 endef
 
 # One target per AWS::Serverless::Function of template.yaml (a test checks).
-.PHONY: build-StatusFunction build-GetTestDetailsFunction build-LinkTicketToTestCaseFunction build-ListQuarantinedTestsFunction build-ListUnhealthyTestsFunction build-ListFailingTestsFunction build-GetQuarantineConfigFunction build-CreateBundleUploadFunction build-IngestBundleFunction build-SchedulerFunction
+.PHONY: build-StatusFunction build-GetTestDetailsFunction build-LinkTicketToTestCaseFunction build-ListQuarantinedTestsFunction build-ListUnhealthyTestsFunction build-ListFailingTestsFunction build-GetQuarantineConfigFunction build-CreateBundleUploadFunction build-IngestBundleFunction build-SchedulerFunction build-DeliverWebhooksFunction build-CreateQueueFunction build-GetQueueFunction build-UpdateQueueFunction build-DeleteQueueFunction build-SubmitPullRequestFunction build-CancelPullRequestFunction build-RestartTestsOnPullRequestFunction build-GetSubmittedPullRequestFunction build-SetImpactedTargetsFunction build-GetMergeQueueTestingDetailsFunction build-ListPullRequestsFunction build-GithubWebhookFunction
 build-StatusFunction:
 	$(call lambda,status)
 
@@ -38,3 +38,42 @@ build-IngestBundleFunction:
 
 build-SchedulerFunction:
 	$(call lambda,scheduler)
+
+build-DeliverWebhooksFunction:
+	$(call lambda,deliver-webhooks)
+
+build-CreateQueueFunction:
+	$(call lambda,create-queue)
+
+build-GetQueueFunction:
+	$(call lambda,get-queue)
+
+build-UpdateQueueFunction:
+	$(call lambda,update-queue)
+
+build-DeleteQueueFunction:
+	$(call lambda,delete-queue)
+
+build-SubmitPullRequestFunction:
+	$(call lambda,submit-pull-request)
+
+build-CancelPullRequestFunction:
+	$(call lambda,cancel-pull-request)
+
+build-RestartTestsOnPullRequestFunction:
+	$(call lambda,restart-tests-on-pull-request)
+
+build-GetSubmittedPullRequestFunction:
+	$(call lambda,get-submitted-pull-request)
+
+build-SetImpactedTargetsFunction:
+	$(call lambda,set-impacted-targets)
+
+build-GetMergeQueueTestingDetailsFunction:
+	$(call lambda,get-merge-queue-testing-details)
+
+build-ListPullRequestsFunction:
+	$(call lambda,list-pull-requests)
+
+build-GithubWebhookFunction:
+	$(call lambda,github-webhook)

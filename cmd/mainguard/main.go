@@ -29,6 +29,12 @@ commands:
            [--stale-hours N] [--infra-guard on|off] [--broken-streak on|off] [--streak N]
   test quarantine HOST/OWNER/NAME TEST_ID --always|--never|--unset [--org S] [--reason R]
   uploads list [--org S]        recent uploads, with why a refused one was refused
+  webhook add --org S --url U [--events T,T]   prints the endpoint's signing secret, once
+  webhook list [--org S]
+  webhook remove --org S --endpoint ID
+  webhook rotate-secret --org S --endpoint ID  prints the new secret, once
+  webhook deliveries --org S --endpoint ID [--limit N]   recent attempts, most recent first
+  webhook replay --org S --event ID            send an event again to its endpoints
   upload --token T --org S --repo HOST/OWNER/NAME --sha SHA --branch B [--pr N]
          [--variant V] [--codeowners PATH] [--url BASE] FILES...
 
@@ -55,6 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 		err = serve(ctx, args[1:], stdout, stderr, getenv)
 	case "org", "token", "repo", "test", "uploads":
 		err = admin(ctx, args, stdout, getenv)
+	case "webhook":
+		err = webhook(ctx, args[1:], stdout, getenv)
 	case "upload":
 		err = upload(ctx, args[1:], stdout, getenv, time.Now)
 	case "help", "-h", "--help":

@@ -25,7 +25,10 @@ import (
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/flakyapi"
 	"github.com/mainguard/mainguard/shared/health"
+	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/mqapi"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/webhooks"
 )
 
 // App is the built service.
@@ -42,6 +45,14 @@ type App struct {
 	// addresses.
 	Bundles blobs.Store
 	Uploads flakyapi.Uploads
+	// Webhooks drains the organizations' outboxes into their endpoints
+	// (contract 4); Guard is the check on endpoint addresses it dials
+	// through, which the administration program applies when adding one.
+	Webhooks *webhooks.Deliverer
+	Guard    webhooks.Guard
+	// MergeQueue serves the merge-queue endpoints and GitHub's webhook;
+	// its Driver advances the queues.
+	MergeQueue *mqapi.Handlers
 
 	server    *api.Server
 	endpoints []api.Endpoint
@@ -55,6 +66,10 @@ type Options struct {
 	Log   *slog.Logger
 	Now   func() time.Time
 	NewID func() string
+	// GitHub replaces the GitHub client the configuration describes, and
+	// NewUUID the merge queue's ids (queues, entries, test runs).
+	GitHub  driver.GitHub
+	NewUUID func() string
 }
 
 // New builds the service.
@@ -85,6 +100,12 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 		Store: a.Store, Blobs: a.Bundles, Now: a.Now, NewID: a.NewID, Log: a.Log,
 		Viewer: flakyapi.Viewer{PublicAppURL: cfg.PublicAppURL},
 	}
+	a.Webhooks = &webhooks.Deliverer{
+		Store: a.Store, Now: a.Now, Log: a.Log,
+		// The Sender keeps the real clock: receivers check webhook-timestamp
+		// against theirs.
+		Sender: &webhooks.Sender{Client: webhooks.NewClient(a.Guard)},
+	}
 	a.server = &api.Server{
 		Auth: &api.CachedAuth{Store: a.Store, TTL: cfg.AuthCacheTTL, Now: a.Now},
 		Log:  a.Log,
@@ -93,6 +114,11 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 	if cfg.RateLimit > 0 {
 		a.server.Limiter = &api.RateLimiter{Rate: cfg.RateLimit, Burst: cfg.RateBurst, Now: a.Now}
 	}
+	mq, err := mqapi.New(mqapi.Setup{Config: cfg, Store: a.Store, Now: a.Now, NewID: opt.NewUUID, Log: a.Log, GitHub: opt.GitHub})
+	if err != nil {
+		return nil, err
+	}
+	a.MergeQueue = mq
 	a.endpoints = a.routes()
 	return a, nil
 }

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 
@@ -36,6 +37,7 @@ func (a *App) routes() []api.Endpoint {
 	if local, ok := a.Uploads.(*flakyapi.LocalUploads); ok {
 		eps = append(eps, api.Endpoint{Name: "put-bundle", Method: http.MethodPut, Path: flakyapi.PutPath, Public: true, LocalOnly: true, Handler: local.Put()})
 	}
+	eps = append(eps, a.MergeQueue.Endpoints()...)
 	return eps
 }
 
@@ -44,6 +46,9 @@ func (a *App) routes() []api.Endpoint {
 var EventFunctions = map[string]string{
 	"ingest-bundle": "S3",       // a bundle landed in the bucket
 	"scheduler":     "Schedule", // every minute
+	// an outbox event was written (the table's stream, filtered to event
+	// inserts); the scheduler delivers too, so this only makes it sooner
+	"deliver-webhooks": "DynamoDB",
 }
 
 // EventFunction is the handler of an event-driven function.
@@ -53,6 +58,8 @@ func (a *App) EventFunction(name string) (any, bool) {
 		return a.IngestS3, true
 	case "scheduler":
 		return a.Tick, true
+	case "deliver-webhooks":
+		return a.DeliverStream, true
 	}
 	return nil, false
 }
@@ -82,13 +89,21 @@ func (a *App) IngestS3(ctx context.Context, ev events.S3Event) error {
 }
 
 // Tick is one run of the scheduled function: test health's time-based
-// reclassification (the merge queue joins it).
+// reclassification (the merge queue joins it), then webhook delivery for
+// every organization, so that events written by a change whose process
+// died before delivering them go out at the next tick at the latest.
 func (a *App) Tick(ctx context.Context) error {
 	n, err := a.Health.Sweep(ctx)
 	if err != nil {
 		a.Log.ErrorContext(ctx, "tick failed", "reclassified", n, "error", err.Error())
 	}
-	return err
+	// Merge queues before delivery, so the events of this tick's steps go
+	// out in it.
+	if _, qerr := a.MergeQueue.Driver.Tick(ctx); qerr != nil {
+		a.Log.ErrorContext(ctx, "tick: merge queues failed", "error", qerr.Error())
+		err = errors.Join(err, qerr)
+	}
+	return errors.Join(err, a.DeliverAll(ctx))
 }
 
 // status answers health checks: up while the table answers a read.

@@ -133,7 +133,7 @@ func TestS3UploadAndIngestEvent(t *testing.T) {
 	}
 	ev := events.S3Event{Records: []events.S3EventRecord{{
 		EventName: "ObjectCreated:Put",
-		S3: events.S3Entity{Bucket: events.S3Bucket{Name: "mg-bundles"}, Object: events.S3Object{Key: url.QueryEscape(c.Key)}},
+		S3:        events.S3Entity{Bucket: events.S3Bucket{Name: "mg-bundles"}, Object: events.S3Object{Key: url.QueryEscape(c.Key)}},
 	}}}
 	for range 2 { // delivered twice: ingested once
 		if err := h.app.IngestS3(context.Background(), ev); err != nil {

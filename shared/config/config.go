@@ -28,6 +28,18 @@ type Config struct {
 	// PublicAPIURL (PUBLIC_API_URL) is the API's own base address, ending
 	// in /v1, for the local server's signed upload addresses.
 	PublicAPIURL string
+
+	// GitHub, for the merge queue (contract 3.8). Locally a token
+	// (GITHUB_TOKEN); deployed a GitHub App: GITHUB_APP_ID with its PEM
+	// private key in GITHUB_APP_PRIVATE_KEY, or in the Secrets Manager
+	// secret GITHUB_APP_PRIVATE_KEY_SECRET_ARN names.
+	GitHubToken            string
+	GitHubAppID            int64
+	GitHubAppPrivateKey    string
+	GitHubAppKeySecretARN  string
+	GitHubAPIURL           string // GITHUB_API_URL: GitHub Enterprise or a test server; empty means api.github.com
+	GitHubWebhookSecret    string // GITHUB_WEBHOOK_SECRET: verifies POST /github/webhook
+	MergeQueueTickPageSize int    // MERGE_QUEUE_PAGE_SIZE: active queues one tick advances (default 25)
 }
 
 // FromEnv reads the configuration through getenv (os.Getenv in a main).
@@ -45,6 +57,32 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		PublicAPIURL:   strings.TrimRight(or(getenv("PUBLIC_API_URL"), "http://127.0.0.1:8080/v1"), "/"),
 	}
 	var problems []string
+	c.GitHubToken = getenv("GITHUB_TOKEN")
+	c.GitHubAppPrivateKey = getenv("GITHUB_APP_PRIVATE_KEY")
+	c.GitHubAppKeySecretARN = getenv("GITHUB_APP_PRIVATE_KEY_SECRET_ARN")
+	c.GitHubAPIURL = getenv("GITHUB_API_URL")
+	c.GitHubWebhookSecret = getenv("GITHUB_WEBHOOK_SECRET")
+	if v := getenv("GITHUB_APP_ID"); v != "" {
+		id, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || id <= 0 {
+			problems = append(problems, fmt.Sprintf("GITHUB_APP_ID must be a positive integer, got %q", v))
+		}
+		c.GitHubAppID = id
+	}
+	if c.GitHubAppID > 0 && c.GitHubAppPrivateKey == "" && c.GitHubAppKeySecretARN == "" {
+		problems = append(problems, "GITHUB_APP_ID needs GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_SECRET_ARN")
+	}
+	if c.GitHubAPIURL != "" && !strings.HasPrefix(c.GitHubAPIURL, "http://") && !strings.HasPrefix(c.GitHubAPIURL, "https://") {
+		problems = append(problems, fmt.Sprintf("GITHUB_API_URL must be an http(s) address, got %q", c.GitHubAPIURL))
+	}
+	c.MergeQueueTickPageSize = 25
+	if v := getenv("MERGE_QUEUE_PAGE_SIZE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 100 {
+			problems = append(problems, fmt.Sprintf("MERGE_QUEUE_PAGE_SIZE must be from 1 to 100, got %q", v))
+		}
+		c.MergeQueueTickPageSize = n
+	}
 	num := func(name, def string, bits int) float64 {
 		v, err := strconv.ParseFloat(or(getenv(name), def), bits)
 		if err != nil || v < 0 {

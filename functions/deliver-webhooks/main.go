@@ -1,0 +1,7 @@
+// Command deliver-webhooks is the Lambda function the table's stream runs
+// when an outbox event is written: it delivers that organization's webhooks.
+package main
+
+import "github.com/mainguard/mainguard/shared/app"
+
+func main() { app.Main("deliver-webhooks") }

@@ -1,0 +1,118 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/mainguard/mainguard/shared/store"
+)
+
+// orgWorkers is how many organizations' outboxes are drained at once; each
+// drain sends several events at once itself.
+const orgWorkers = 4
+
+// DeliverAll drains the webhook outbox of every organization (the
+// scheduled function and the local server's ticker). Delivery state lives
+// in the store, so this is safe beside the stream function and other copies.
+func (a *App) DeliverAll(ctx context.Context) error {
+	orgs, err := a.Store.ListOrgs(ctx)
+	if err != nil {
+		a.Log.ErrorContext(ctx, "webhooks: organizations not listed", "error", err.Error())
+		return err
+	}
+	return a.Deliver(ctx, orgs...)
+}
+
+// Deliver drains the webhook outboxes of orgs: every due attempt is sent
+// and recorded, and what failed is rescheduled (contract 4). One
+// organization's store failure does not stop the others; the errors are
+// returned joined and logged, and a later pass retries.
+func (a *App) Deliver(ctx context.Context, orgs ...string) error {
+	var (
+		mu   sync.Mutex
+		errl []error
+		wg   sync.WaitGroup
+	)
+	work := make(chan string)
+	for range min(orgWorkers, len(orgs)) {
+		wg.Go(func() {
+			for org := range work {
+				rep, err := a.Webhooks.Run(ctx, org)
+				if rep.Attempts > 0 || rep.Finished > 0 {
+					a.Log.InfoContext(ctx, "webhooks delivered", "org", org, "events", rep.Events, "attempts", rep.Attempts,
+						"delivered", rep.Delivered, "gave_up", rep.GaveUp, "finished", rep.Finished)
+				}
+				if err != nil {
+					a.Log.ErrorContext(ctx, "webhooks: delivery pass failed", "org", org, "error", err.Error())
+					mu.Lock()
+					errl = append(errl, fmt.Errorf("webhooks of %s: %w", org, err))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, org := range orgs {
+		work <- org
+	}
+	close(work)
+	wg.Wait()
+	return errors.Join(errl...)
+}
+
+// DeliverStream is the deliver-webhooks function: the table's stream,
+// filtered to outbox event inserts, names the organizations that have
+// something new to send, and their outboxes are drained at once rather
+// than at the next tick.
+//
+// It never fails the batch. A failed batch would be retried by Lambda and
+// hold back the shard behind it, while the scheduled function drains every
+// outbox within a minute anyway: a failure here only delays delivery, and
+// it is logged by Deliver.
+func (a *App) DeliverStream(ctx context.Context, ev events.DynamoDBEvent) error {
+	_ = a.Deliver(ctx, StreamOrgs(ev)...)
+	return nil
+}
+
+// StreamOrgs lists, once each and in order of first appearance, the
+// organizations of the outbox events inserted in a stream batch. Records
+// of other items or other changes are skipped: the event source's filter
+// lets only event inserts through when deployed, and this holds with any
+// filter.
+func StreamOrgs(ev events.DynamoDBEvent) []string {
+	var orgs []string
+	seen := map[string]bool{}
+	for _, rec := range ev.Records {
+		if rec.EventName != string(events.DynamoDBOperationTypeInsert) {
+			continue
+		}
+		org, ok := eventOrg(rec.Change.Keys)
+		if ok && !seen[org] {
+			seen[org] = true
+			orgs = append(orgs, org)
+		}
+	}
+	return orgs
+}
+
+// eventOrg reads the organization from an outbox event's keys, which the
+// store writes as PK=ORG#{org}#EVENT#{id}, SK=EVENT (store/webhook.go).
+func eventOrg(keys map[string]events.DynamoDBAttributeValue) (string, bool) {
+	pk, sk := keys[store.AttrPK], keys[store.AttrSK]
+	if pk.DataType() != events.DataTypeString || sk.DataType() != events.DataTypeString || sk.String() != "EVENT" {
+		return "", false
+	}
+	rest, ok := strings.CutPrefix(pk.String(), "ORG#")
+	if !ok {
+		return "", false
+	}
+	i := strings.LastIndex(rest, "#EVENT#")
+	if i <= 0 {
+		return "", false
+	}
+	return rest[:i], true
+}

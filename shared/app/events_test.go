@@ -1,0 +1,435 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/google/go-cmp/cmp"
+	svix "github.com/svix/svix-webhooks/go"
+
+	"github.com/mainguard/mainguard/shared/app"
+	"github.com/mainguard/mainguard/shared/blobs"
+	"github.com/mainguard/mainguard/shared/config"
+	"github.com/mainguard/mainguard/shared/flakyapi"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testhealth/bundle"
+	"github.com/mainguard/mainguard/shared/webhooks"
+)
+
+// delivery is one request as a webhook receiver saw it.
+type delivery struct {
+	ID        string // webhook-id
+	SvixID    string // svix-id
+	Type      string // the payload's type field
+	Body      []byte
+	VerifyErr error // from the official Svix library
+}
+
+// whReceiver is a webhook endpoint that verifies every request with the
+// official Svix library and answers with the next of its statuses (the
+// last one forever).
+type whReceiver struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	secret   string
+	statuses []int
+	got      []delivery
+}
+
+func newWhReceiver(tb testing.TB, statuses ...int) *whReceiver {
+	tb.Helper()
+	rc := &whReceiver{statuses: append([]int{}, statuses...)}
+	if len(rc.statuses) == 0 {
+		rc.statuses = []int{http.StatusNoContent}
+	}
+	rc.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		d := delivery{ID: r.Header.Get("webhook-id"), SvixID: r.Header.Get("svix-id"), Body: body}
+		wh, err := svix.NewWebhook(rc.secret)
+		if err == nil {
+			err = wh.Verify(body, r.Header)
+		}
+		d.VerifyErr = err
+		var head struct{ Type string }
+		_ = json.Unmarshal(body, &head)
+		d.Type = head.Type
+		rc.got = append(rc.got, d)
+		w.WriteHeader(rc.statuses[min(len(rc.got), len(rc.statuses))-1])
+	}))
+	tb.Cleanup(rc.srv.Close)
+	return rc
+}
+
+// subscribe registers the receiver as an endpoint of org, as `mainguard
+// webhook add` does, and keeps its secret to verify with.
+func (rc *whReceiver) subscribe(tb testing.TB, h *harness, org string, types ...string) store.WebhookEndpoint {
+	tb.Helper()
+	ctx := context.Background()
+	ep, err := webhooks.NewEndpoint(ctx, h.app.Guard, rc.srv.URL+"/hook", types)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ep, err = h.app.Store.AddWebhookEndpoint(ctx, org, ep)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rc.mu.Lock()
+	rc.secret = ep.Secret
+	rc.mu.Unlock()
+	return ep
+}
+
+func (rc *whReceiver) deliveries() []delivery {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return slices.Clone(rc.got)
+}
+
+// streamInsert is the deliver-webhooks function's event for the outbox
+// events of org waiting now, as DynamoDB Streams writes it (keys only
+// matter to the function).
+func streamInsert(tb testing.TB, h *harness, org string) events.DynamoDBEvent {
+	tb.Helper()
+	pending, err := h.app.Store.PendingEvents(context.Background(), org, 100)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var recs []map[string]any
+	for _, ev := range pending {
+		recs = append(recs, map[string]any{
+			"eventID": "1", "eventName": "INSERT", "eventSource": "aws:dynamodb", "awsRegion": "us-east-1",
+			"dynamodb": map[string]any{
+				"Keys": map[string]any{
+					"PK": map[string]string{"S": "ORG#" + org + "#EVENT#" + ev.ID},
+					"SK": map[string]string{"S": "EVENT"},
+				},
+				"NewImage": map[string]any{
+					"event_id": map[string]string{"S": ev.ID}, "org": map[string]string{"S": org},
+					"type": map[string]string{"S": ev.Type},
+				},
+				"StreamViewType": "NEW_IMAGE", "SequenceNumber": "1", "SizeBytes": 100,
+			},
+		})
+	}
+	raw, _ := json.Marshal(map[string]any{"Records": recs})
+	var ev events.DynamoDBEvent
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		tb.Fatal(err)
+	}
+	return ev
+}
+
+// ingest uploads one CI run of an acme repository and ingests it as the
+// deployed function does, from the bucket's object-created event.
+func ingest(tb testing.TB, h *harness, repo store.RepoRef, id, sha, branch string, pr int, junit string) {
+	tb.Helper()
+	ctx := context.Background()
+	up := store.Upload{ID: id, Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", id), CreatedAt: h.clock()}
+	if err := h.app.Store.CreateUpload(ctx, up); err != nil {
+		tb.Fatal(err)
+	}
+	meta := bundle.Meta{Org: "acme", BundleUploadID: id, UploadTime: h.clock(),
+		Repo: bundle.Repo{Host: repo.Host, Owner: repo.Owner, Name: repo.Name, HeadSHA: sha, HeadBranch: branch}}
+	if pr > 0 {
+		meta.Envs = map[string]string{"GITHUB_REF": fmt.Sprintf("refs/pull/%d/merge", pr)}
+	}
+	var buf bytes.Buffer
+	err := bundle.Write(&buf, bundle.WriteInput{Meta: meta, JUnit: []bundle.File{{OriginalPath: "report.xml", Body: []byte(junit)}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := (blobs.Dir{Root: h.app.Config.BundleDir}).Put(up.BlobKey, &buf, 20<<20); err != nil {
+		tb.Fatal(err)
+	}
+	s3ev := events.S3Event{Records: []events.S3EventRecord{{S3: events.S3Entity{Object: events.S3Object{Key: up.BlobKey}}}}}
+	if err := h.app.IngestS3(ctx, s3ev); err != nil {
+		tb.Fatal(err)
+	}
+	if got, err := h.app.Store.GetUpload(ctx, "acme", id); err != nil || got.State != store.UploadIngested {
+		tb.Fatalf("upload %s: %s %q %v", id, got.State, got.Reason, err)
+	}
+}
+
+// retriedLogin is a run in which "login" fails, then passes on a retry of
+// the same commit: pass-on-retry makes it flaky.
+const retriedLogin = `<testsuites><testsuite name="suite">` +
+	`<testcase classname="pkg" name="login" file="src/login_test.go" time="0.2"><failure message="expected 200, got 503"/></testcase>` +
+	`<testcase classname="pkg" name="login" file="src/login_test.go" time="0.1"/>` +
+	`<testcase classname="pkg" name="logout" file="src/login_test.go" time="0.1"/>` +
+	`</testsuite></testsuites>`
+
+// mobile is the repository of the test-health event scenario.
+var mobile = store.RepoRef{Host: "github.com", Owner: "acme", Name: "mobile"}
+
+// eventScenario makes events happen through the code that writes them
+// when deployed. Each runs on a fresh harness (t0 clock, event ids
+// msg_0001…) with a receiver subscribed to every event of acme.
+type eventScenario struct {
+	name string
+	// types are the events the scenario must produce; each is
+	// compared with testdata/events/<type>.json.
+	types []string
+	run   func(t *testing.T, h *harness)
+}
+
+// eventScenarios cover every webhook event type. Merge-queue events
+// (pull_request.* and pull_request_batch.*) belong here too: a scenario
+// that drives the queue through its endpoints and ticks, listing the types
+// it produces, with their golden files beside these.
+var eventScenarios = []eventScenario{
+	{
+		name: "test health",
+		types: []string{
+			flakyapi.EventStatusChanged,
+			flakyapi.EventQuarantineSetting,
+			flakyapi.EventTicketLinked,
+		},
+		run: func(t *testing.T, h *harness) {
+			ctx := context.Background()
+			// A repository of its own, so the payloads do not follow the
+			// harness's seed: Jira tickets, quarantine on but not automatic.
+			on, off := true, false
+			_, err := h.app.Store.UpdateRepo(ctx, "acme", mobile, store.RepoSettings{
+				JiraBaseURL: ptr("https://acme.atlassian.net"),
+				Health:      store.HealthSettings{QuarantineEnabled: &on, AutoQuarantine: &off},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A pull request's CI retries login: it becomes flaky.
+			h.advance(time.Minute)
+			ingest(t, h, mobile, "00000000-0000-4000-8000-000000000001", "b2c3d4e5f6a7", "feature/login", 41, retriedLogin)
+			pending, err := h.app.Store.PendingEvents(ctx, "acme", 10)
+			if err != nil || len(pending) != 1 {
+				t.Fatalf("after the ingest: %d events, %v", len(pending), err)
+			}
+			var changed flakyapi.StatusChanged
+			if err := json.Unmarshal([]byte(pending[0].Payload), &changed); err != nil {
+				t.Fatal(err)
+			}
+			login := changed.TestCase.ID
+			// Someone quarantines it for good, with a reason.
+			h.advance(time.Minute)
+			if _, err := h.app.Health.SetOverride(ctx, "acme", mobile, login, store.AlwaysQuarantine,
+				flakyapi.Actor{FullName: "Ada Lovelace", Email: "ada@acme.example"}, "flaky on every PR"); err != nil {
+				t.Fatal(err)
+			}
+			// And links a ticket to it through the API.
+			h.advance(time.Minute)
+			resp := h.call(t, "link-ticket-to-test-case", event("/flaky-tests/link-ticket-to-test-case",
+				map[string]any{"test_case_id": login, "external_ticket_id": "KAN-7", "repo": mobile}))
+			if resp.StatusCode != 200 {
+				t.Fatalf("link-ticket: %d %s", resp.StatusCode, resp.Body)
+			}
+		},
+	},
+}
+
+// TestEventPayloadsGolden makes each event happen, delivers it through the
+// deliver-webhooks function as the table's stream would invoke it, checks
+// every delivery with the official Svix library and compares each payload
+// with its golden file (-update rewrites them).
+func TestEventPayloadsGolden(t *testing.T) {
+	covered := map[string]bool{}
+	for _, sc := range eventScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			h := newHarness(t, func(c *config.Config) { c.BundleDir = t.TempDir() })
+			rc := newWhReceiver(t)
+			rc.subscribe(t, h, "acme")
+			sc.run(t, h)
+
+			fn, ok := h.app.EventFunction("deliver-webhooks")
+			if !ok {
+				t.Fatal("no deliver-webhooks function")
+			}
+			deliver, ok := fn.(func(context.Context, events.DynamoDBEvent) error)
+			if !ok {
+				t.Fatalf("deliver-webhooks handler is a %T", fn)
+			}
+			if err := deliver(context.Background(), streamInsert(t, h, "acme")); err != nil {
+				t.Fatal(err)
+			}
+
+			// Events are sent several at once: the order of arrival is not
+			// the order of writing.
+			got := rc.deliveries()
+			var types []string
+			for _, d := range got {
+				types = append(types, d.Type)
+			}
+			slices.Sort(types)
+			if d := cmp.Diff(types, slices.Sorted(slices.Values(sc.types))); d != "" {
+				t.Fatalf("delivered event types (-got +want):\n%s", d)
+			}
+			pending, err := h.app.Store.PendingEvents(context.Background(), "acme", 10)
+			if err != nil || len(pending) != 0 {
+				t.Errorf("outbox after delivery: %d events, %v", len(pending), err)
+			}
+			for _, d := range got {
+				covered[d.Type] = true
+				if d.VerifyErr != nil {
+					t.Errorf("%s: Svix verification failed: %v", d.Type, d.VerifyErr)
+				}
+				if !strings.HasPrefix(d.ID, "msg_") || d.SvixID != d.ID {
+					t.Errorf("%s: webhook-id %q, svix-id %q", d.Type, d.ID, d.SvixID)
+				}
+				compareGoldenEvent(t, d)
+			}
+		})
+	}
+	for _, typ := range []string{flakyapi.EventStatusChanged, flakyapi.EventQuarantineSetting, flakyapi.EventTicketLinked} {
+		if !covered[typ] {
+			t.Errorf("no scenario delivered %s", typ)
+		}
+	}
+}
+
+// compareGoldenEvent compares a delivered payload, as JSON, with
+// testdata/events/<type>.json.
+func compareGoldenEvent(t *testing.T, d delivery) {
+	t.Helper()
+	path := filepath.Join("testdata", "events", d.Type+".json")
+	var got any
+	if err := json.Unmarshal(d.Body, &got); err != nil {
+		t.Fatalf("%s: payload is not JSON: %v\n%s", d.Type, err, d.Body)
+	}
+	if *update {
+		b, _ := json.MarshalIndent(got, "", "  ")
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	var want any
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("%s (-got +want):\n%s", path, diff)
+	}
+}
+
+// TestTickDeliversWhatTheStreamMissed is a crash between writing an event
+// and delivering it: the stream function never runs, and the scheduled
+// function's tick delivers the event, retries a failed attempt when its
+// backoff has passed (same webhook-id), and then leaves it alone.
+func TestTickDeliversWhatTheStreamMissed(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	// The first attempt fails; the receiver takes only ticket links, so
+	// whatever else the tick's sweep writes is not sent to it.
+	rc := newWhReceiver(t, http.StatusServiceUnavailable, http.StatusOK)
+	rc.subscribe(t, h, "acme", flakyapi.EventTicketLinked)
+	resp := h.call(t, "link-ticket-to-test-case", event("/flaky-tests/link-ticket-to-test-case",
+		map[string]any{"test_case_id": testID, "external_ticket_id": "KAN-1", "repo": web}))
+	if resp.StatusCode != 200 {
+		t.Fatalf("link-ticket: %d %s", resp.StatusCode, resp.Body)
+	}
+	tick := func(wantDeliveries int) {
+		t.Helper()
+		if err := h.app.Tick(ctx); err != nil {
+			t.Fatalf("tick: %v", err)
+		}
+		if got := rc.deliveries(); len(got) != wantDeliveries {
+			t.Fatalf("after the tick at %s: %d deliveries, want %d", h.clock().Format(time.TimeOnly), len(got), wantDeliveries)
+		}
+	}
+	tick(1) // attempt 1: 503
+	h.advance(webhooks.Backoff[0] - time.Second)
+	tick(1) // not due yet
+	h.advance(time.Second)
+	tick(2) // attempt 2: 200
+	h.advance(time.Hour)
+	tick(2) // delivered: nothing more
+
+	got := rc.deliveries()
+	if got[0].ID != got[1].ID || got[0].VerifyErr != nil || got[1].VerifyErr != nil || !bytes.Equal(got[0].Body, got[1].Body) {
+		t.Errorf("the retry differs from the first attempt: %+v", got)
+	}
+	pending, err := h.app.Store.PendingEvents(ctx, "acme", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range pending {
+		if ev.Type == flakyapi.EventTicketLinked {
+			t.Errorf("the delivered event %s is still in the outbox", ev.ID)
+		}
+	}
+	ep := onlyEndpoint(t, h, "acme")
+	log, err := h.app.Store.EndpointAttempts(ctx, "acme", ep, 10)
+	if err != nil || len(log) != 2 || log[0].StatusCode != 200 || log[1].StatusCode != 503 || log[1].Error != "HTTP 503" {
+		t.Errorf("delivery log: %+v %v", log, err)
+	}
+}
+
+// onlyEndpoint is the id of the one webhook endpoint of org.
+func onlyEndpoint(tb testing.TB, h *harness, org string) string {
+	tb.Helper()
+	eps, err := h.app.Store.WebhookEndpoints(context.Background(), org)
+	if err != nil || len(eps) != 1 {
+		tb.Fatalf("endpoints: %+v %v", eps, err)
+	}
+	return eps[0].ID
+}
+
+func TestStreamOrgs(t *testing.T) {
+	rec := func(name, pk, sk string) map[string]any {
+		return map[string]any{"eventName": name, "dynamodb": map[string]any{"Keys": map[string]any{
+			"PK": map[string]string{"S": pk}, "SK": map[string]string{"S": sk},
+		}}}
+	}
+	cases := []struct {
+		name    string
+		records []map[string]any
+		want    []string
+	}{
+		{"one insert", []map[string]any{rec("INSERT", "ORG#acme#EVENT#msg_1", "EVENT")}, []string{"acme"}},
+		{"each organization once, in order", []map[string]any{
+			rec("INSERT", "ORG#b#EVENT#msg_1", "EVENT"), rec("INSERT", "ORG#a#EVENT#msg_2", "EVENT"), rec("INSERT", "ORG#b#EVENT#msg_3", "EVENT"),
+		}, []string{"b", "a"}},
+		{"a reschedule is not new", []map[string]any{rec("MODIFY", "ORG#acme#EVENT#msg_1", "EVENT")}, nil},
+		{"a removal is not new", []map[string]any{rec("REMOVE", "ORG#acme#EVENT#msg_1", "EVENT")}, nil},
+		{"another item of the partition", []map[string]any{rec("INSERT", "ORG#acme#EVENT#msg_1", "DELIVERY#ep_1")}, nil},
+		{"another item", []map[string]any{rec("INSERT", "ORG#acme", "ORG")}, nil},
+		{"not an org key", []map[string]any{rec("INSERT", "TOKEN#abc#EVENT#x", "EVENT")}, nil},
+		{"no organization", []map[string]any{rec("INSERT", "ORG##EVENT#msg_1", "EVENT")}, nil},
+		{"keys of another type", []map[string]any{{"eventName": "INSERT", "dynamodb": map[string]any{"Keys": map[string]any{
+			"PK": map[string]string{"N": "1"}, "SK": map[string]string{"S": "EVENT"},
+		}}}}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			raw, _ := json.Marshal(map[string]any{"Records": c.records})
+			var ev events.DynamoDBEvent
+			if err := json.Unmarshal(raw, &ev); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(app.StreamOrgs(ev), c.want); d != "" {
+				t.Errorf("(-got +want):\n%s", d)
+			}
+		})
+	}
+}

@@ -1,0 +1,406 @@
+package driver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/github"
+	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/store"
+)
+
+// GitHub is what the driver asks of GitHub; *github.Client implements it.
+type GitHub interface {
+	PullRequest(ctx context.Context, repo github.Repo, number int) (github.PullRequest, error)
+	BranchHead(ctx context.Context, repo github.Repo, branch string) (string, error)
+	RequiredStatuses(ctx context.Context, repo github.Repo, branch string) ([]string, error)
+	BuildTestBranch(ctx context.Context, repo github.Repo, base string, heads []github.Head, tempBranch, finalBranch string) (string, error)
+	Checks(ctx context.Context, repo github.Repo, sha string) ([]github.Check, error)
+	Merge(ctx context.Context, repo github.Repo, number int, sha string, method github.MergeMethod) (string, error)
+	SetStatus(ctx context.Context, repo github.Repo, sha, context, state, description, targetURL string) error
+	DeleteBranch(ctx context.Context, repo github.Repo, branch string) error
+}
+
+var _ GitHub = (*github.Client)(nil)
+
+// Store is what the driver asks of the store; *store.Store implements it.
+type Store interface {
+	GetQueue(ctx context.Context, k store.QueueKey) (store.QueueRecord, error)
+	SaveQueue(ctx context.Context, r store.QueueRecord, prev int64, ch store.QueueChanges) error
+	ActiveQueues(ctx context.Context, cursor string, limit int32) ([]store.QueueRecord, string, error)
+	SchedulerCursor(ctx context.Context) (string, error)
+	SetSchedulerCursor(ctx context.Context, cursor string) error
+}
+
+var _ Store = (*store.Store)(nil)
+
+// Driver advances queues. Its fields are set once; it is safe for
+// concurrent use, and several drivers (Lambda copies) may step the same
+// queue at once.
+type Driver struct {
+	Store  Store
+	GitHub GitHub
+	Now    func() time.Time
+	// NewID makes test run ids (uuids: they name the test branches).
+	NewID func() string
+	Log   *slog.Logger
+	// DetailsURL, when set, is the http_details_url of an event about PR
+	// number of queue k.
+	DetailsURL func(k store.QueueKey, pr int) string
+	// MaxRounds bounds the step-save-perform rounds of one Advance
+	// (default 6): each round feeds the previous round's build and merge
+	// outcomes to the engine.
+	MaxRounds int
+	// PageSize is how many active queues one Tick advances (default 25).
+	PageSize int32
+}
+
+func (d *Driver) rounds() int {
+	if d.MaxRounds > 0 {
+		return d.MaxRounds
+	}
+	return 6
+}
+
+func (d *Driver) log() *slog.Logger {
+	if d.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return d.Log
+}
+
+func ghRepo(r store.RepoRef) github.Repo { return github.Repo{Owner: r.Owner, Name: r.Name} }
+
+// outcomes are what performing effects taught us, for the next step.
+type outcomes struct {
+	builds []mergequeue.BuildResult
+	merges []mergequeue.MergeResult
+}
+
+func (o *outcomes) empty() bool { return len(o.builds) == 0 && len(o.merges) == 0 }
+
+// facts are what gathering observations saw beyond the engine's
+// observations: head branches (getSubmittedPullRequest by branch) and the
+// checks of runs as GitHub shows them (testing details).
+type facts struct {
+	headRefs map[int]string
+	checks   map[string][]store.RunCheck // run id →
+}
+
+// Command is an API call applied to a queue: it returns the new snapshot
+// and the engine's output, or an error that leaves the queue as it was.
+type Command func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error)
+
+// maxCommandTries bounds retries of a command that lost the optimistic
+// lock to a concurrent writer.
+const maxCommandTries = 8
+
+// Apply runs cmd on the current snapshot of queue k and saves the result,
+// retrying on a concurrent change; then performs its effects and advances
+// the queue. Errors advancing are logged, not returned: the command is
+// done, and the scheduler will advance the queue again.
+func (d *Driver) Apply(ctx context.Context, k store.QueueKey, cmd Command) (store.QueueRecord, error) {
+	for try := 0; ; try++ {
+		rec, err := d.Store.GetQueue(ctx, k)
+		if err != nil {
+			return store.QueueRecord{}, err
+		}
+		s2, out, err := cmd(rec)
+		if err != nil {
+			return store.QueueRecord{}, err
+		}
+		prev := rec.Snapshot.Version
+		next := rec
+		next.Snapshot = s2
+		err = d.save(ctx, next, prev, out, facts{})
+		if errs.Is(err, errs.Conflict) && try < maxCommandTries {
+			continue
+		}
+		if err != nil {
+			return store.QueueRecord{}, err
+		}
+		_ = d.perform(ctx, k, out.Effects)
+		if err := d.advance(ctx, next); err != nil {
+			d.log().WarnContext(ctx, "merge queue: advance after a command failed", "queue", k.String(), "error", err.Error())
+		}
+		return next, nil
+	}
+}
+
+// Advance steps queue k until it settles (or MaxRounds): observe, step,
+// save, perform, and again with the outcomes.
+func (d *Driver) Advance(ctx context.Context, k store.QueueKey) error {
+	rec, err := d.Store.GetQueue(ctx, k)
+	if err != nil {
+		return err
+	}
+	return d.advance(ctx, rec)
+}
+
+func (d *Driver) advance(ctx context.Context, rec store.QueueRecord) error {
+	var carry outcomes
+	for round := 0; round < d.rounds(); round++ {
+		if round > 0 {
+			var err error
+			if rec, err = d.Store.GetQueue(ctx, rec.Key); err != nil {
+				return err
+			}
+		}
+		if !rec.Active() && carry.empty() {
+			return nil
+		}
+		obs, f := d.observe(ctx, rec)
+		obs.Builds, obs.Merges = carry.builds, carry.merges
+		s2, out := mergequeue.Step(rec.Snapshot, obs, d.Now(), d.NewID)
+		if unchanged(rec.Snapshot, s2, out) {
+			return nil
+		}
+		next := rec
+		next.Snapshot = s2
+		err := d.save(ctx, next, rec.Snapshot.Version, out, f)
+		if errs.Is(err, errs.Conflict) {
+			continue // another driver won: step again on its snapshot, keeping our outcomes
+		}
+		if err != nil {
+			return err
+		}
+		carry = d.perform(ctx, rec.Key, out.Effects)
+		if carry.empty() {
+			return nil
+		}
+	}
+	return nil
+}
+
+// unchanged reports whether a step changed nothing worth a write.
+func unchanged(before, after mergequeue.Snapshot, out mergequeue.Output) bool {
+	return len(out.Effects) == 0 && len(out.Transitions) == 0 && len(out.Entries) == 0 && len(out.Runs) == 0 &&
+		before.TargetHead == after.TargetHead && before.BaseEpoch == after.BaseEpoch &&
+		before.ProtectionKnown == after.ProtectionKnown && slices.Equal(before.ProtectionContexts, after.ProtectionContexts) &&
+		reflect.DeepEqual(before.Queue, after.Queue)
+}
+
+// observe gathers, after the previous effects, only what the step needs:
+// the target head, branch protection when the queue names no required
+// statuses, every submitted PR, and the checks of built runs in progress.
+// Whatever GitHub does not answer is left out: the engine reads absent
+// observations as "nothing new".
+func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue.Observations, facts) {
+	s := rec.Snapshot
+	repo := ghRepo(rec.Key.Repo)
+	var obs mergequeue.Observations
+	f := facts{headRefs: map[int]string{}, checks: map[string][]store.RunCheck{}}
+	if head, err := d.GitHub.BranchHead(ctx, repo, s.Queue.Branch); err == nil {
+		obs.TargetHeadSHA = head
+	} else {
+		d.noteGitHub(ctx, rec.Key, "read target head", err)
+	}
+	if len(s.Queue.RequiredStatuses) == 0 {
+		if ctxs, err := d.GitHub.RequiredStatuses(ctx, repo, s.Queue.Branch); err == nil {
+			obs.BranchProtection = &mergequeue.BranchProtection{Contexts: ctxs}
+		} else {
+			d.noteGitHub(ctx, rec.Key, "read branch protection", err)
+		}
+	}
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		if !e.Active() {
+			continue
+		}
+		pr, err := d.GitHub.PullRequest(ctx, repo, e.PRNumber)
+		if err != nil {
+			d.noteGitHub(ctx, rec.Key, "read pull request", err)
+			continue
+		}
+		o := mergequeue.PRObservation{
+			Number: pr.Number, HeadSHA: pr.HeadSHA, BaseBranch: pr.BaseRef, Draft: pr.Draft,
+			Mergeability: mergequeue.Mergeability(pr.Mergeability), Title: pr.Title, Author: pr.Author,
+			State: mergequeue.PROpen,
+		}
+		switch {
+		case pr.Merged:
+			o.State, o.MergeSHA = mergequeue.PRMerged, pr.MergeCommitSHA
+		case !pr.Open:
+			o.State = mergequeue.PRClosed
+		}
+		obs.PRs = append(obs.PRs, o)
+		f.headRefs[pr.Number] = pr.HeadRef
+	}
+	for i := range s.Runs {
+		r := &s.Runs[i]
+		if r.Status != mergequeue.RunInProgress || r.HeadSHA == "" {
+			continue
+		}
+		checks, err := d.GitHub.Checks(ctx, repo, r.HeadSHA)
+		if err != nil {
+			d.noteGitHub(ctx, rec.Key, "read checks", err)
+			continue
+		}
+		obs.Checks = append(obs.Checks, mergequeue.RunChecks{RunID: r.ID, SHA: r.HeadSHA, Checks: collapse(checks)})
+		raw := make([]store.RunCheck, len(checks))
+		for j, c := range checks {
+			raw[j] = store.RunCheck{Kind: c.Kind, Name: c.Name, State: c.State, Status: c.Status, Conclusion: c.Conclusion, URL: c.URL}
+		}
+		f.checks[r.ID] = raw
+	}
+	return obs, f
+}
+
+// collapse reduces the statuses and check runs on a commit to one state
+// per name, as branch protection judges them: a failure of a name wins
+// over its success, a success over a pending one.
+func collapse(checks []github.Check) map[string]string {
+	out := make(map[string]string, len(checks))
+	rank := func(s string) int {
+		switch mergequeue.NormalizeCheck(s) {
+		case mergequeue.CheckFailure:
+			return 2
+		case mergequeue.CheckSuccess:
+			return 1
+		}
+		return 0
+	}
+	for _, c := range checks {
+		state := c.State
+		if c.Kind == github.KindCheckRun {
+			state = c.Status
+			if c.Status == "completed" {
+				state = c.Conclusion
+				if state == "stale" || state == "" {
+					state = "pending" // GitHub waits for a new run
+				}
+			}
+		}
+		if prev, ok := out[c.Name]; !ok || rank(state) > rank(prev) {
+			out[c.Name] = state
+		}
+	}
+	return out
+}
+
+func (d *Driver) noteGitHub(ctx context.Context, k store.QueueKey, what string, err error) {
+	retry, after := github.Retryable(err)
+	d.log().InfoContext(ctx, "merge queue: GitHub did not answer; the queue retries later",
+		"queue", k.String(), "what", what, "retryable", retry, "after", after.String(), "error", err.Error())
+}
+
+// save writes the snapshot with its events (outbox), entries and runs.
+func (d *Driver) save(ctx context.Context, rec store.QueueRecord, prev int64, out mergequeue.Output, f facts) error {
+	ch := store.QueueChanges{Entries: out.Entries, HeadRefs: f.headRefs}
+	for _, e := range out.Effects {
+		if e.Kind != mergequeue.EffectEvent {
+			continue
+		}
+		ev := *e.Event
+		if d.DetailsURL != nil {
+			ev.HTTPDetailsURL = d.DetailsURL(rec.Key, ev.PRNumber)
+		}
+		payload, err := json.Marshal(ev)
+		if err != nil {
+			return errs.Wrap(errs.Internal, err, "internal error")
+		}
+		ch.Events = append(ch.Events, store.Event{ID: EventID(ev.ID), Type: ev.Type, Payload: string(payload), CreatedAt: ev.Timestamp})
+	}
+	for _, r := range out.Runs {
+		ch.Runs = append(ch.Runs, store.RunRecordMQ{Run: r, Checks: f.checks[r.ID]})
+	}
+	return d.Store.SaveQueue(ctx, rec, prev, ch)
+}
+
+// EventID is the outbox id (and webhook-id) of an engine event: derived
+// from the engine's deterministic key, so a step replayed by a second
+// driver names the same event and the outbox keeps it once.
+func EventID(engineID string) string {
+	return "msg_" + strings.NewReplacer("event/", "", "/", "_", "-", "").Replace(engineID)
+}
+
+// perform carries out the effects other than events, in order, and
+// returns the build and merge outcomes. Errors are not returned: a lost
+// status or branch deletion is harmless, and a build or merge that did not
+// happen is repeated by the engine.
+func (d *Driver) perform(ctx context.Context, k store.QueueKey, effects []mergequeue.Effect) outcomes {
+	repo := ghRepo(k.Repo)
+	var o outcomes
+	for _, e := range effects {
+		switch e.Kind {
+		case mergequeue.EffectStartRun:
+			sr := e.StartRun
+			heads := make([]github.Head, len(sr.Heads))
+			for i, h := range sr.Heads {
+				heads[i] = github.Head{PR: h.PRNumber, SHA: h.HeadSHA}
+			}
+			sha, err := d.GitHub.BuildTestBranch(ctx, repo, sr.BaseSHA, heads, sr.TempBranch, sr.TestBranch)
+			var conflict *github.ConflictError
+			switch {
+			case err == nil:
+				o.builds = append(o.builds, mergequeue.BuildResult{RunID: sr.RunID, HeadSHA: sha})
+			case errors.As(err, &conflict):
+				o.builds = append(o.builds, mergequeue.BuildResult{RunID: sr.RunID, ConflictPR: conflict.PR})
+			default:
+				d.noteGitHub(ctx, k, "build test branch", err)
+			}
+		case mergequeue.EffectMergePR:
+			m := e.MergePR
+			sha, err := d.GitHub.Merge(ctx, repo, m.PRNumber, m.SHA, github.MergeMethod(m.Method))
+			switch retry, _ := github.Retryable(err); {
+			case err == nil:
+				o.merges = append(o.merges, mergequeue.MergeResult{Key: e.Key, PRNumber: m.PRNumber, Merged: true, SHA: sha})
+			case retry:
+				d.noteGitHub(ctx, k, "merge", err)
+			default:
+				// A refusal: the engine believes it only if the next
+				// observation shows the PR unmerged.
+				o.merges = append(o.merges, mergequeue.MergeResult{Key: e.Key, PRNumber: m.PRNumber, Message: errs.MessageOf(err)})
+			}
+		case mergequeue.EffectSetStatus:
+			st := e.SetStatus
+			if err := d.GitHub.SetStatus(ctx, repo, st.SHA, st.Context, st.State, st.Description, ""); err != nil {
+				d.noteGitHub(ctx, k, "set status", err)
+			}
+		case mergequeue.EffectDeleteBranches:
+			for _, b := range e.DeleteBranches.Branches {
+				if err := d.GitHub.DeleteBranch(ctx, repo, b); err != nil {
+					d.noteGitHub(ctx, k, "delete branch", err)
+				}
+			}
+		}
+	}
+	return o
+}
+
+// Tick advances one page of active queues, continuing where the previous
+// tick stopped, and reports how many it visited. A queue that fails is
+// logged and left for the next tick; the error returned is the store's,
+// when the page itself could not be read.
+func (d *Driver) Tick(ctx context.Context) (int, error) {
+	size := d.PageSize
+	if size <= 0 {
+		size = 25
+	}
+	cursor, err := d.Store.SchedulerCursor(ctx)
+	if err != nil {
+		return 0, err
+	}
+	qs, next, err := d.Store.ActiveQueues(ctx, cursor, size)
+	if err != nil {
+		return 0, err
+	}
+	for _, q := range qs {
+		if err := d.advance(ctx, q); err != nil {
+			d.log().WarnContext(ctx, "merge queue: advance failed; next tick retries", "queue", q.Key.String(), "error", err.Error())
+		}
+	}
+	if next != cursor {
+		if err := d.Store.SetSchedulerCursor(ctx, next); err != nil {
+			return len(qs), err
+		}
+	}
+	return len(qs), nil
+}

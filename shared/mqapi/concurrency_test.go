@@ -1,0 +1,171 @@
+package mqapi_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+
+	"github.com/mainguard/mainguard/shared/github"
+	"github.com/mainguard/mainguard/shared/github/githubsim"
+	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/store"
+)
+
+// flakyDB fails some DynamoDB calls: before sending them (nothing
+// happened) or, for writes, after (it happened, the answer was lost).
+type flakyDB struct {
+	store.DB
+	mu           sync.Mutex
+	rnd          *rand.Rand
+	before, lost float64
+	failed       int
+}
+
+var errInjected = errors.New("injected DynamoDB fault")
+
+func (f *flakyDB) roll() (before, lost bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	x := f.rnd.Float64()
+	before, lost = x < f.before, x >= f.before && x < f.before+f.lost
+	if before || lost {
+		f.failed++
+	}
+	return before, lost
+}
+
+func (f *flakyDB) GetItem(ctx context.Context, in *dynamodb.GetItemInput, o ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	if b, _ := f.roll(); b {
+		return nil, errInjected
+	}
+	return f.DB.GetItem(ctx, in, o...)
+}
+
+func (f *flakyDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	b, l := f.roll()
+	if b {
+		return nil, errInjected
+	}
+	out, err := f.DB.UpdateItem(ctx, in, o...)
+	if l {
+		return nil, errInjected
+	}
+	return out, err
+}
+
+func (f *flakyDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, o ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	b, l := f.roll()
+	if b {
+		return nil, errInjected
+	}
+	out, err := f.DB.TransactWriteItems(ctx, in, o...)
+	if l {
+		return nil, errInjected
+	}
+	return out, err
+}
+
+// Two drivers step the same queue at once, round after round, while
+// GitHub answers 500, 502, rate limits, hangs and loses answers after
+// acting, and DynamoDB fails calls before and after doing them. No PR is
+// merged twice or without a passing run that contained it, none is lost,
+// and the order holds.
+func TestConcurrentDriversWithFaults(t *testing.T) {
+	e := newEnv(t, nil)
+	e.ok("createQueue", q(map[string]any{"concurrency": 3}), nil)
+	names := []string{"c1", "c2", "c3", "c4", "c5", "c6"}
+	var prs []int
+	for _, name := range names {
+		n := e.openPR(name)
+		prs = append(prs, n)
+		e.ok("submitPullRequest", prq(n, nil), nil)
+	}
+	key := store.QueueKey{Org: "acme", Repo: store.RepoRef{Host: "github.com", Owner: "acme", Name: "web"}, Branch: "main"}
+	var drivers []*driver.Driver
+	var dbs []*flakyDB
+	for i := range 2 {
+		gh, err := github.New(github.Config{BaseURL: e.sim.URL(), Token: "x", Timeout: time.Second, Now: e.clock})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db := &flakyDB{DB: e.db, rnd: rand.New(rand.NewPCG(uint64(i), 7)), before: 0.15, lost: 0.1}
+		dbs = append(dbs, db)
+		drivers = append(drivers, &driver.Driver{
+			Store: store.New(db, e.table, e.clock), GitHub: gh, Now: e.clock, NewID: uuid.NewString,
+		})
+	}
+	rnd := rand.New(rand.NewPCG(42, 1))
+	kinds := []githubsim.FaultKind{
+		githubsim.FaultServerError, githubsim.FaultBadGateway, githubsim.FaultRateLimit,
+		githubsim.FaultSecondaryRateLimit, githubsim.FaultLoseResponse, githubsim.FaultHang,
+	}
+	prefixes := []string{"/repos/acme/web/pulls", "/repos/acme/web/git/", "/repos/acme/web/merges", "/repos/acme/web/commits", "/repos/acme/web/branches", "/repos/acme/web/statuses"}
+	done := allDone(e, prs...)
+	for round := 0; !done(); round++ {
+		if round == 80 {
+			t.Fatalf("not done after 80 rounds: %v", e.states(prs...))
+		}
+		for range 3 {
+			kind := kinds[rnd.IntN(len(kinds))]
+			if kind == githubsim.FaultHang && rnd.IntN(4) != 0 {
+				kind = githubsim.FaultLoseResponse
+			}
+			e.sim.InjectFault(githubsim.Fault{PathPrefix: prefixes[rnd.IntN(len(prefixes))], Kind: kind, Skip: rnd.IntN(6)})
+		}
+		// Merges lose their answer often: the case that could merge twice.
+		e.sim.InjectFault(githubsim.Fault{Method: "PUT", PathPrefix: "/repos/acme/web/pulls/", Kind: githubsim.FaultLoseResponse, Skip: rnd.IntN(2)})
+		var wg sync.WaitGroup
+		for _, d := range drivers {
+			wg.Go(func() { _ = d.Advance(context.Background(), key) })
+		}
+		wg.Wait()
+		e.ci("c3.txt")
+		e.advance(time.Minute)
+	}
+
+	if diff := cmp.Diff(e.states(prs...), []string{"MERGED", "MERGED", "FAILED", "MERGED", "MERGED", "MERGED"}); diff != "" {
+		t.Errorf("states (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(e.mergedOrder(), []int{1, 2, 4, 5, 6}); diff != "" {
+		t.Errorf("merges on main, oldest first, each once (-got +want):\n%s", diff)
+	}
+	for _, n := range []int{1, 2, 4, 5, 6} {
+		got := e.pr(n)
+		var d struct {
+			Status             string `json:"status"`
+			TestedPullRequests []struct {
+				PRNumber int `json:"prNumber"`
+			} `json:"testedPullRequests"`
+			DependentPrs []struct {
+				PRNumber int `json:"prNumber"`
+			} `json:"dependentPrs"`
+		}
+		e.ok("getMergeQueueTestingDetails", map[string]any{"testRunId": got.VerifiedByTestRun}, &d)
+		if d.Status != "SUCCEEDED" || len(d.TestedPullRequests) == 0 || d.TestedPullRequests[len(d.TestedPullRequests)-1].PRNumber != n {
+			t.Errorf("PR %d merged without a passing run of its own: %+v", n, d)
+		}
+		for _, dp := range d.DependentPrs {
+			if dp.PRNumber == 3 {
+				t.Errorf("PR %d merged on a run containing the failing PR 3", n)
+			}
+		}
+	}
+	hist, _ := e.sim.History(repoFull, "main")
+	for _, c := range hist {
+		if strings.Contains(c.Subject, "(#3)") {
+			t.Errorf("PR 3 is on main: %s", c.Subject)
+		}
+	}
+	if dbs[0].failed+dbs[1].failed == 0 {
+		t.Error("no DynamoDB fault was injected")
+	}
+	t.Logf("DynamoDB faults injected: %d; GitHub requests: %d", dbs[0].failed+dbs[1].failed, e.sim.RequestCount("", "/"))
+}

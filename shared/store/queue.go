@@ -1,0 +1,704 @@
+package store
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/mergequeue"
+)
+
+// Merge-queue items (contract 3). A queue is one item holding its engine
+// snapshot (gzipped JSON: a busy queue's snapshot runs to hundreds of KB of
+// JSON, far less compressed), conditionally written on its version. Its
+// entries and runs are kept beside it as their own items, so that a PR
+// stays readable after the snapshot pruned it and a run's details after it
+// ended. Keys:
+//
+//	queue      PK=ORG#{org}#Q#{repo}#{branch}           SK=QUEUE
+//	           GSI1PK=MQ#ACTIVE (only while active)     GSI1SK={org}#{repo}#{branch}
+//	           GSI2PK=MQREPO#{owner/name, lower}        GSI2SK={org}#{repo}#{branch}
+//	entry      PK=ORG#{org}#Q#{repo}#{branch}#{queueID} SK=PR#{number, 10 digits}
+//	           GSI2PK={entry PK}#HEAD#{head ref}        GSI2SK={number, 10 digits}
+//	run        PK=ORG#{org}#MQRUN#{run id}              SK=RUN
+//	targets    PK={entry PK}#TARGETS#{pr}#{sha}         SK=HEAD, CHUNK#{n}
+//	delivery   PK=GHDELIVERY#{id}                       SK=DELIVERY, ttl 3 days
+//	cursor     PK=MQ#SCHEDULER                          SK=CURSOR
+//
+// The active-queue index and the repository index are the two partitions
+// not under ORG#: the scheduler and GitHub's webhooks know no organization.
+const (
+	skQueue          = "QUEUE"
+	activeQueuesPK   = "MQ#ACTIVE"
+	schedulerPK      = "MQ#SCHEDULER"
+	deliveryTTL      = 3 * 24 * time.Hour
+	targetsChunkSize = 300 << 10 // compressed bytes per item, under the 400 KB item limit
+)
+
+// QueueKey names a queue: the organization, the repository and the target
+// branch.
+type QueueKey struct {
+	Org    string
+	Repo   RepoRef
+	Branch string
+}
+
+func (k QueueKey) pk() string { return orgPK(k.Org) + "#Q#" + k.Repo.Key() + "#" + k.Branch }
+
+func (k QueueKey) sortKey() string { return k.Org + "#" + k.Repo.Key() + "#" + k.Branch }
+
+// String names the queue in logs: org#host/owner/name#branch.
+func (k QueueKey) String() string { return k.sortKey() }
+
+func repoIndexPK(owner, name string) string {
+	return "MQREPO#" + strings.ToLower(owner) + "/" + strings.ToLower(name)
+}
+
+// QueueRecord is a stored queue.
+type QueueRecord struct {
+	Key QueueKey
+	// ID names this incarnation of the queue: entries of a deleted queue
+	// are not those of a new one on the same branch.
+	ID        string
+	CreatedAt time.Time
+	Snapshot  mergequeue.Snapshot
+}
+
+// Active reports whether the scheduler must visit the queue: a PR is
+// submitted, a run is in progress, or a mode switch waits.
+func (r QueueRecord) Active() bool {
+	s := r.Snapshot
+	if s.Queue.State == mergequeue.QueueSwitchingModes {
+		return true
+	}
+	for i := range s.Entries {
+		if s.Entries[i].Active() {
+			return true
+		}
+	}
+	for i := range s.Runs {
+		if s.Runs[i].Status == mergequeue.RunInProgress {
+			return true
+		}
+	}
+	return false
+}
+
+func encodeSnapshot(s mergequeue.Snapshot) ([]byte, error) {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := json.NewEncoder(zw).Encode(s); err != nil {
+		return nil, errs.Wrap(errs.Internal, err, "store failure")
+	}
+	if err := zw.Close(); err != nil {
+		return nil, errs.Wrap(errs.Internal, err, "store failure")
+	}
+	return buf.Bytes(), nil
+}
+
+func decodeSnapshot(b []byte, s *mergequeue.Snapshot) error {
+	zr, err := gzip.NewReader(bytes.NewReader(b))
+	if err != nil {
+		return errs.Wrap(errs.Internal, err, "store failure: queue snapshot")
+	}
+	if err := json.NewDecoder(zr).Decode(s); err != nil {
+		return errs.Wrap(errs.Internal, err, "store failure: queue snapshot")
+	}
+	return nil
+}
+
+func queueItem(r QueueRecord) (map[string]types.AttributeValue, error) {
+	snap, err := encodeSnapshot(r.Snapshot)
+	if err != nil {
+		return nil, err
+	}
+	item := key(r.Key.pk(), skQueue)
+	item["org"] = str(r.Key.Org)
+	item["host"], item["owner"], item["name"] = str(r.Key.Repo.Host), str(r.Key.Repo.Owner), str(r.Key.Repo.Name)
+	item["branch"] = str(r.Key.Branch)
+	item["queue_id"] = str(r.ID)
+	item["created_at"] = str(r.CreatedAt.UTC().Format(time.RFC3339Nano))
+	item["version"] = n64(r.Snapshot.Version)
+	item["snap"] = &types.AttributeValueMemberB{Value: snap}
+	item[AttrGSI2PK] = str(repoIndexPK(r.Key.Repo.Owner, r.Key.Repo.Name))
+	item[AttrGSI2SK] = str(r.Key.sortKey())
+	if r.Active() {
+		item[AttrGSI1PK] = str(activeQueuesPK)
+		item[AttrGSI1SK] = str(r.Key.sortKey())
+	}
+	return item, nil
+}
+
+func readQueue(item map[string]types.AttributeValue) (QueueRecord, error) {
+	s := func(n string) string {
+		if v, ok := item[n].(*types.AttributeValueMemberS); ok {
+			return v.Value
+		}
+		return ""
+	}
+	r := QueueRecord{
+		Key: QueueKey{Org: s("org"), Repo: RepoRef{Host: s("host"), Owner: s("owner"), Name: s("name")}, Branch: s("branch")},
+		ID:  s("queue_id"),
+	}
+	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, s("created_at"))
+	b, ok := item["snap"].(*types.AttributeValueMemberB)
+	if !ok {
+		return QueueRecord{}, errs.E(errs.Internal, "store failure: queue item without a snapshot")
+	}
+	if err := decodeSnapshot(b.Value, &r.Snapshot); err != nil {
+		return QueueRecord{}, err
+	}
+	return r, nil
+}
+
+// CreateQueue stores a new queue; errs.Conflict when the branch has one.
+func (s *Store) CreateQueue(ctx context.Context, r QueueRecord) error {
+	item, err := queueItem(r)
+	if err != nil {
+		return err
+	}
+	err = s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+	if errs.Is(err, errs.Conflict) {
+		return errs.Wrap(errs.Conflict, err, "a queue already exists for branch %s of %s", r.Key.Branch, r.Key.Repo)
+	}
+	return err
+}
+
+// GetQueue reads a queue: one GetItem. errs.NotFound when there is none.
+func (s *Store) GetQueue(ctx context.Context, k QueueKey) (QueueRecord, error) {
+	item, err := s.getItem(ctx, key(k.pk(), skQueue))
+	if err != nil {
+		return QueueRecord{}, err
+	}
+	if item == nil {
+		return QueueRecord{}, errs.E(errs.NotFound, "no queue for branch %s of %s", k.Branch, k.Repo)
+	}
+	return readQueue(item)
+}
+
+// EntryRecord is a stored queue entry: the engine's entry as last saved,
+// and the PR's head branch when it was observed.
+type EntryRecord struct {
+	Entry   mergequeue.Entry `json:"entry"`
+	HeadRef string           `json:"head_ref,omitempty"`
+}
+
+// RunRecordMQ is a stored test run with what the driver last saw of its
+// checks (names, states and links, for the testing details).
+type RunRecordMQ struct {
+	Key    QueueKey          `json:"-"`
+	Run    mergequeue.Run    `json:"run"`
+	Checks []RunCheck        `json:"checks,omitempty"`
+	Extra  map[string]string `json:"extra,omitempty"`
+}
+
+// RunCheck is one status or check run seen on a run's test branch head.
+type RunCheck struct {
+	Kind       string `json:"kind"` // status or check_run
+	Name       string `json:"name"`
+	State      string `json:"state,omitempty"`
+	Status     string `json:"status,omitempty"`
+	Conclusion string `json:"conclusion,omitempty"`
+	URL        string `json:"url,omitempty"`
+}
+
+// QueueChanges are the items a queue save writes with the snapshot.
+type QueueChanges struct {
+	Events  []Event
+	Entries []mergequeue.Entry
+	// HeadRefs are the head branches of PRs, by number, as observed.
+	HeadRefs map[int]string
+	Runs     []RunRecordMQ
+}
+
+func entryPK(k QueueKey, queueID string) string { return k.pk() + "#" + queueID }
+
+func prSK(n int) string { return fmt.Sprintf("PR#%010d", n) }
+
+func (s *Store) entryUpdate(k QueueKey, queueID string, e mergequeue.Entry, headRef string) (*types.Update, error) {
+	blob, err := json.Marshal(e)
+	if err != nil {
+		return nil, errs.Wrap(errs.Internal, err, "store failure")
+	}
+	set := "SET #e = :e, #st = :st, #at = :at, #n = :n"
+	names := map[string]string{"#e": "entry", "#st": "state", "#at": "changed_at", "#n": "number"}
+	vals := map[string]types.AttributeValue{
+		":e": str(string(blob)), ":st": str(string(e.State)),
+		":at": str(e.StateChangedAt.UTC().Format(SortableTime)), ":n": num(e.PRNumber),
+	}
+	if headRef != "" {
+		set += ", #h = :h, GSI2PK = :g2pk, GSI2SK = :g2sk"
+		names["#h"] = "head_ref"
+		vals[":h"] = str(headRef)
+		vals[":g2pk"] = str(entryPK(k, queueID) + "#HEAD#" + headRef)
+		vals[":g2sk"] = str(fmt.Sprintf("%010d", e.PRNumber))
+	}
+	return &types.Update{
+		Key: key(entryPK(k, queueID), prSK(e.PRNumber)), UpdateExpression: aws.String(set),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: vals,
+	}, nil
+}
+
+func runKey(org, id string) map[string]types.AttributeValue {
+	return key(orgPK(org)+"#MQRUN#"+id, "RUN")
+}
+
+func runPutMQ(k QueueKey, r RunRecordMQ) (*types.Put, error) {
+	blob, err := json.Marshal(r)
+	if err != nil {
+		return nil, errs.Wrap(errs.Internal, err, "store failure")
+	}
+	item := runKey(k.Org, r.Run.ID)
+	item["rec"] = str(string(blob))
+	item["host"], item["owner"], item["name"] = str(k.Repo.Host), str(k.Repo.Owner), str(k.Repo.Name)
+	item["branch"] = str(k.Branch)
+	return &types.Put{Item: item}, nil
+}
+
+// SaveQueue writes r's snapshot if the stored version is still prev, with
+// the outbox events in the same transaction; entries and runs join it as
+// far as DynamoDB's 100 actions allow, the rest follow in further writes
+// (they are derived copies: the snapshot is the record). errs.Conflict
+// when another writer saved first, or the queue was deleted.
+func (s *Store) SaveQueue(ctx context.Context, r QueueRecord, prev int64, ch QueueChanges) error {
+	item, err := queueItem(r)
+	if err != nil {
+		return err
+	}
+	actions := []types.TransactWriteItem{{Put: &types.Put{
+		Item: item, ConditionExpression: aws.String("attribute_exists(PK) AND version = :v"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": n64(prev)},
+	}}}
+	for _, ev := range ch.Events {
+		p, err := s.eventPut(r.Key.Org, ev)
+		if err != nil {
+			return err
+		}
+		actions = append(actions, types.TransactWriteItem{Put: p})
+	}
+	var rest []types.TransactWriteItem
+	for _, e := range ch.Entries {
+		u, err := s.entryUpdate(r.Key, r.ID, e, ch.HeadRefs[e.PRNumber])
+		if err != nil {
+			return err
+		}
+		rest = append(rest, types.TransactWriteItem{Update: u})
+	}
+	for _, run := range ch.Runs {
+		p, err := runPutMQ(r.Key, run)
+		if err != nil {
+			return err
+		}
+		rest = append(rest, types.TransactWriteItem{Put: p})
+	}
+	if len(actions) > MaxTransactActions {
+		// Only a step touching more than 99 PRs at once gets here; events
+		// beyond the transaction are written right after it.
+		return s.saveLarge(ctx, actions, rest)
+	}
+	n := min(len(rest), MaxTransactActions-len(actions))
+	actions = append(actions, rest[:n]...)
+	rest = rest[n:]
+	if err := s.transact(ctx, actions...); err != nil {
+		if failedAction(err, 0) {
+			return errs.Wrap(errs.Conflict, err, "the queue changed meanwhile")
+		}
+		return err
+	}
+	return s.writeEach(ctx, rest)
+}
+
+func (s *Store) saveLarge(ctx context.Context, actions, rest []types.TransactWriteItem) error {
+	if err := s.transact(ctx, actions[:MaxTransactActions]...); err != nil {
+		if failedAction(err, 0) {
+			return errs.Wrap(errs.Conflict, err, "the queue changed meanwhile")
+		}
+		return err
+	}
+	return s.writeEach(ctx, append(actions[MaxTransactActions:], rest...))
+}
+
+// writeEach writes follow-up items one by one; an event already in the
+// outbox is fine.
+func (s *Store) writeEach(ctx context.Context, items []types.TransactWriteItem) error {
+	for _, it := range items {
+		switch {
+		case it.Put != nil:
+			err := s.putItem(ctx, &dynamodb.PutItemInput{
+				Item: it.Put.Item, ConditionExpression: it.Put.ConditionExpression,
+			})
+			if err != nil && !errs.Is(err, errs.Conflict) {
+				return err
+			}
+		case it.Update != nil:
+			_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
+				Key: it.Update.Key, UpdateExpression: it.Update.UpdateExpression,
+				ExpressionAttributeNames: it.Update.ExpressionAttributeNames, ExpressionAttributeValues: it.Update.ExpressionAttributeValues,
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// DeleteQueue deletes a queue if it is still at version; errs.Conflict when
+// it changed meanwhile. Its entry and run items stay (a new queue on the
+// branch has another ID) until their retention.
+func (s *Store) DeleteQueue(ctx context.Context, k QueueKey, version int64) error {
+	err := s.transact(ctx, types.TransactWriteItem{Delete: &types.Delete{
+		Key: key(k.pk(), skQueue), ConditionExpression: aws.String("attribute_exists(PK) AND version = :v"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": n64(version)},
+	}})
+	if errs.Is(err, errs.Conflict) {
+		return errs.Wrap(errs.Conflict, err, "the queue changed meanwhile")
+	}
+	return err
+}
+
+func readEntry(item map[string]types.AttributeValue) (EntryRecord, error) {
+	var rec EntryRecord
+	if v, ok := item["entry"].(*types.AttributeValueMemberS); ok {
+		if err := json.Unmarshal([]byte(v.Value), &rec.Entry); err != nil {
+			return rec, errs.Wrap(errs.Internal, err, "store failure: queue entry")
+		}
+	}
+	if v, ok := item["head_ref"].(*types.AttributeValueMemberS); ok {
+		rec.HeadRef = v.Value
+	}
+	return rec, nil
+}
+
+// QueueEntry reads the stored entry of PR n in queue r; errs.NotFound when
+// the PR was never submitted to it.
+func (s *Store) QueueEntry(ctx context.Context, r QueueRecord, n int) (EntryRecord, error) {
+	item, err := s.getItem(ctx, key(entryPK(r.Key, r.ID), prSK(n)))
+	if err != nil {
+		return EntryRecord{}, err
+	}
+	if item == nil {
+		return EntryRecord{}, errs.E(errs.NotFound, "pull request %d was never submitted to this queue", n)
+	}
+	return readEntry(item)
+}
+
+// QueueEntriesByHead lists the stored entries of queue r whose PR head
+// branch is ref: one Query on GSI2.
+func (s *Store) QueueEntriesByHead(ctx context.Context, r QueueRecord, ref string) ([]EntryRecord, error) {
+	var out []EntryRecord
+	err := s.queryEach(ctx, &dynamodb.QueryInput{
+		IndexName:                 aws.String(IndexGSI2),
+		KeyConditionExpression:    aws.String("GSI2PK = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(entryPK(r.Key, r.ID) + "#HEAD#" + ref)},
+	}, func(item map[string]types.AttributeValue) error {
+		e, err := readEntry(item)
+		out = append(out, e)
+		return err
+	})
+	return out, err
+}
+
+// EntryPage is one page of a queue's stored entries.
+type EntryPage struct {
+	Entries []EntryRecord
+	Next    string // opaque cursor, "" on the last page
+}
+
+// ListQueueEntries lists up to limit stored entries of queue r in PR
+// number order, after cursor, keeping those state accepts (nil: all) and
+// changed at or after since. One Query.
+func (s *Store) ListQueueEntries(ctx context.Context, r QueueRecord, cursor string, limit int32, state string, since time.Time) (EntryPage, error) {
+	in := &dynamodb.QueryInput{
+		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :pr)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(entryPK(r.Key, r.ID)), ":pr": str("PR#"),
+		},
+		Limit: aws.Int32(limit),
+	}
+	var filters []string
+	if state != "" {
+		filters = append(filters, "#st = :st")
+		in.ExpressionAttributeValues[":st"] = str(state)
+	}
+	if !since.IsZero() {
+		filters = append(filters, "#at >= :since")
+		in.ExpressionAttributeValues[":since"] = str(since.UTC().Format(SortableTime))
+	}
+	if len(filters) > 0 {
+		in.FilterExpression = aws.String(strings.Join(filters, " AND "))
+		in.ExpressionAttributeNames = map[string]string{}
+		if state != "" {
+			in.ExpressionAttributeNames["#st"] = "state"
+		}
+		if !since.IsZero() {
+			in.ExpressionAttributeNames["#at"] = "changed_at"
+		}
+	}
+	if cursor != "" {
+		n, err := decodeEntryCursor(cursor)
+		if err != nil {
+			return EntryPage{}, err
+		}
+		in.ExclusiveStartKey = key(entryPK(r.Key, r.ID), prSK(n))
+	}
+	out, err := s.query(ctx, in)
+	if err != nil {
+		return EntryPage{}, err
+	}
+	var page EntryPage
+	for _, item := range out.Items {
+		e, err := readEntry(item)
+		if err != nil {
+			return EntryPage{}, err
+		}
+		page.Entries = append(page.Entries, e)
+	}
+	if lek := out.LastEvaluatedKey; lek != nil {
+		if sk, ok := lek[AttrSK].(*types.AttributeValueMemberS); ok {
+			n, _ := strconv.Atoi(strings.TrimPrefix(sk.Value, "PR#"))
+			page.Next = base64.RawURLEncoding.EncodeToString([]byte("pr:" + strconv.Itoa(n)))
+		}
+	}
+	return page, nil
+}
+
+func decodeEntryCursor(c string) (int, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err == nil {
+		if v, ok := strings.CutPrefix(string(b), "pr:"); ok {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return n, nil
+			}
+		}
+	}
+	return 0, errs.E(errs.Invalid, "cursor is not one this endpoint returned")
+}
+
+// QueueRun reads a stored test run of org; errs.NotFound when unknown.
+func (s *Store) QueueRun(ctx context.Context, org, id string) (RunRecordMQ, error) {
+	item, err := s.getItem(ctx, runKey(org, id))
+	if err != nil {
+		return RunRecordMQ{}, err
+	}
+	if item == nil {
+		return RunRecordMQ{}, errs.E(errs.NotFound, "no test run %s", id)
+	}
+	var rec RunRecordMQ
+	if v, ok := item["rec"].(*types.AttributeValueMemberS); ok {
+		if err := json.Unmarshal([]byte(v.Value), &rec); err != nil {
+			return rec, errs.Wrap(errs.Internal, err, "store failure: test run")
+		}
+	}
+	sv := func(n string) string {
+		v, _ := item[n].(*types.AttributeValueMemberS)
+		if v == nil {
+			return ""
+		}
+		return v.Value
+	}
+	rec.Key = QueueKey{Org: org, Repo: RepoRef{Host: sv("host"), Owner: sv("owner"), Name: sv("name")}, Branch: sv("branch")}
+	return rec, nil
+}
+
+// ActiveQueues lists up to limit active queues after cursor (from the
+// previous page; "" for the first): one Query on GSI1, whose items carry
+// the whole snapshot. next is "" on the last page.
+func (s *Store) ActiveQueues(ctx context.Context, cursor string, limit int32) (qs []QueueRecord, next string, err error) {
+	in := &dynamodb.QueryInput{
+		IndexName:                 aws.String(IndexGSI1),
+		KeyConditionExpression:    aws.String("GSI1PK = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(activeQueuesPK)},
+		Limit:                     aws.Int32(limit),
+	}
+	if cursor != "" {
+		// GSI1SK is the queue's sort key, from which its table key follows.
+		org, rest, _ := strings.Cut(cursor, "#")
+		in.ExclusiveStartKey = map[string]types.AttributeValue{
+			AttrGSI1PK: str(activeQueuesPK), AttrGSI1SK: str(cursor),
+			AttrPK: str(orgPK(org) + "#Q#" + rest), AttrSK: str(skQueue),
+		}
+	}
+	out, err := s.query(ctx, in)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, item := range out.Items {
+		r, err := readQueue(item)
+		if err != nil {
+			return nil, "", err
+		}
+		qs = append(qs, r)
+	}
+	if lek := out.LastEvaluatedKey; lek != nil {
+		if v, ok := lek[AttrGSI1SK].(*types.AttributeValueMemberS); ok {
+			next = v.Value
+		}
+	}
+	return qs, next, nil
+}
+
+// SchedulerCursor reads where the scheduler's walk over active queues
+// stopped ("" at the start).
+func (s *Store) SchedulerCursor(ctx context.Context) (string, error) {
+	item, err := s.getItem(ctx, key(schedulerPK, "CURSOR"))
+	if err != nil || item == nil {
+		return "", err
+	}
+	v, _ := item["cursor"].(*types.AttributeValueMemberS)
+	if v == nil {
+		return "", nil
+	}
+	return v.Value, nil
+}
+
+// SetSchedulerCursor stores where the next tick continues.
+func (s *Store) SetSchedulerCursor(ctx context.Context, cursor string) error {
+	item := key(schedulerPK, "CURSOR")
+	item["cursor"] = str(cursor)
+	return s.putItem(ctx, &dynamodb.PutItemInput{Item: item})
+}
+
+// QueuesOfRepo lists every queue, of any organization and host, on the
+// repository owner/name: one Query on GSI2. GitHub's webhooks name only
+// the repository.
+func (s *Store) QueuesOfRepo(ctx context.Context, owner, name string) ([]QueueRecord, error) {
+	var out []QueueRecord
+	err := s.queryEach(ctx, &dynamodb.QueryInput{
+		IndexName:                 aws.String(IndexGSI2),
+		KeyConditionExpression:    aws.String("GSI2PK = :pk"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(repoIndexPK(owner, name))},
+	}, func(item map[string]types.AttributeValue) error {
+		r, err := readQueue(item)
+		out = append(out, r)
+		return err
+	})
+	return out, err
+}
+
+// ClaimGitHubDelivery records a GitHub webhook delivery id; false when it
+// was seen before (GitHub redelivers, and so do people).
+func (s *Store) ClaimGitHubDelivery(ctx context.Context, id string, now time.Time) (bool, error) {
+	item := key("GHDELIVERY#"+id, "DELIVERY")
+	item[AttrTTL] = n64(now.Add(deliveryTTL).Unix())
+	err := s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+	if errs.Is(err, errs.Conflict) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// ImpactedTargets are the targets a PR head impacts (setImpactedTargets).
+type ImpactedTargets struct {
+	All     bool
+	Targets []string
+}
+
+func targetsPK(r QueueRecord, pr int, sha string) string {
+	return entryPK(r.Key, r.ID) + "#TARGETS#" + strconv.Itoa(pr) + "#" + strings.ToLower(sha)
+}
+
+// PutImpactedTargets stores the targets of PR pr at sha in queue r. Up to
+// 100,000 targets of 1 KB do not fit one item: the list is gzipped and cut
+// into chunk items, written first; the head item, written last, names how
+// many chunks make it, so a reader never sees half a list.
+func (s *Store) PutImpactedTargets(ctx context.Context, r QueueRecord, pr int, sha string, t ImpactedTargets) error {
+	pk := targetsPK(r, pr, sha)
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	if err := json.NewEncoder(zw).Encode(t.Targets); err != nil {
+		return errs.Wrap(errs.Internal, err, "store failure")
+	}
+	if err := zw.Close(); err != nil {
+		return errs.Wrap(errs.Internal, err, "store failure")
+	}
+	data := buf.Bytes()
+	var g [8]byte
+	_, _ = rand.Read(g[:])
+	gen := hex.EncodeToString(g[:]) // chunks of an older write are never mixed in
+	chunks := 0
+	for len(data) > 0 || chunks == 0 {
+		n := min(len(data), targetsChunkSize)
+		item := key(pk, "CHUNK#"+gen+"#"+strconv.Itoa(chunks))
+		item["data"] = &types.AttributeValueMemberB{Value: data[:n]}
+		if err := s.putItem(ctx, &dynamodb.PutItemInput{Item: item}); err != nil {
+			return err
+		}
+		data = data[n:]
+		chunks++
+	}
+	head := key(pk, "HEAD")
+	head["all"] = &types.AttributeValueMemberBOOL{Value: t.All}
+	head["gen"] = str(gen)
+	head["chunks"] = num(chunks)
+	head["count"] = num(len(t.Targets))
+	return s.putItem(ctx, &dynamodb.PutItemInput{Item: head})
+}
+
+// HasImpactedTargets reports whether targets were set for pr at sha: one
+// GetItem.
+func (s *Store) HasImpactedTargets(ctx context.Context, r QueueRecord, pr int, sha string) (bool, error) {
+	item, err := s.getItem(ctx, key(targetsPK(r, pr, sha), "HEAD"))
+	return item != nil, err
+}
+
+// GetImpactedTargets reads the targets of pr at sha; found is false when
+// none were set.
+func (s *Store) GetImpactedTargets(ctx context.Context, r QueueRecord, pr int, sha string) (t ImpactedTargets, found bool, err error) {
+	pk := targetsPK(r, pr, sha)
+	head, err := s.getItem(ctx, key(pk, "HEAD"))
+	if err != nil || head == nil {
+		return t, false, err
+	}
+	if v, ok := head["all"].(*types.AttributeValueMemberBOOL); ok {
+		t.All = v.Value
+	}
+	gen, _ := head["gen"].(*types.AttributeValueMemberS)
+	cn, _ := head["chunks"].(*types.AttributeValueMemberN)
+	if gen == nil || cn == nil {
+		return t, true, nil
+	}
+	n, _ := strconv.Atoi(cn.Value)
+	keys := make([]map[string]types.AttributeValue, n)
+	for i := range keys {
+		keys[i] = key(pk, "CHUNK#"+gen.Value+"#"+strconv.Itoa(i))
+	}
+	items, err := s.batchGet(ctx, keys)
+	if err != nil {
+		return t, false, err
+	}
+	parts := make([][]byte, n)
+	for _, it := range items {
+		sk := it[AttrSK].(*types.AttributeValueMemberS).Value
+		i, _ := strconv.Atoi(sk[strings.LastIndex(sk, "#")+1:])
+		if b, ok := it["data"].(*types.AttributeValueMemberB); ok && i < n {
+			parts[i] = b.Value
+		}
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(bytes.Join(parts, nil)))
+	if err != nil {
+		return t, false, errs.Wrap(errs.Internal, err, "store failure: impacted targets")
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return t, false, errs.Wrap(errs.Internal, err, "store failure: impacted targets")
+	}
+	if err := json.Unmarshal(raw, &t.Targets); err != nil {
+		return t, false, errs.Wrap(errs.Internal, err, "store failure: impacted targets")
+	}
+	return t, true, nil
+}

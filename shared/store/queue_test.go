@@ -1,0 +1,155 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/store/storetest"
+)
+
+func queueRec(name string, active bool) store.QueueRecord {
+	repo := mergequeue.Repo{Host: "github.com", Owner: "Acme", Name: name}
+	s := mergequeue.NewSnapshot(mergequeue.DefaultQueue(repo, "main"))
+	if active {
+		s.Entries = []mergequeue.Entry{{ID: "e1", PRNumber: 7, State: mergequeue.Pending}}
+	}
+	return store.QueueRecord{
+		Key: store.QueueKey{Org: "acme", Repo: store.RepoRef{Host: repo.Host, Owner: repo.Owner, Name: repo.Name}, Branch: "main"},
+		ID:  "q-" + name, Snapshot: s,
+	}
+}
+
+func TestQueueSaveIsConditional(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t, nil)
+	r := queueRec("web", false)
+	if err := s.CreateQueue(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateQueue(ctx, r); !errs.Is(err, errs.Conflict) {
+		t.Fatalf("second create: %v, want conflict", err)
+	}
+	next := r
+	next.Snapshot.Version = 1
+	next.Snapshot.Queue.Concurrency = 3
+	if err := s.SaveQueue(ctx, next, 0, store.QueueChanges{}); err != nil {
+		t.Fatal(err)
+	}
+	stale := r
+	stale.Snapshot.Version = 1
+	if err := s.SaveQueue(ctx, stale, 0, store.QueueChanges{}); !errs.Is(err, errs.Conflict) {
+		t.Fatalf("save on a stale version: %v, want conflict", err)
+	}
+	got, err := s.GetQueue(ctx, r.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Snapshot.Queue.Concurrency != 3 || got.Snapshot.Version != 1 || got.ID != r.ID {
+		t.Errorf("stored %+v", got)
+	}
+	// Case of github.com owner and name does not matter.
+	k := r.Key
+	k.Repo.Owner = "ACME"
+	if _, err := s.GetQueue(ctx, k); err != nil {
+		t.Errorf("lookup in another case: %v", err)
+	}
+	if err := s.DeleteQueue(ctx, r.Key, 0); !errs.Is(err, errs.Conflict) {
+		t.Errorf("delete at a stale version: %v", err)
+	}
+	if err := s.DeleteQueue(ctx, r.Key, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GetQueue(ctx, r.Key); !errs.Is(err, errs.NotFound) {
+		t.Errorf("after delete: %v", err)
+	}
+}
+
+// Only active queues are in the scheduler's index, visited a page at a time.
+func TestActiveQueuesPaging(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t, nil)
+	var want []string
+	for i := range 7 {
+		name := fmt.Sprintf("r%d", i)
+		active := i%2 == 0
+		if err := s.CreateQueue(ctx, queueRec(name, active)); err != nil {
+			t.Fatal(err)
+		}
+		if active {
+			want = append(want, strings.ToLower(name))
+		}
+	}
+	var got []string
+	cursor := ""
+	for range 10 {
+		page, next, err := s.ActiveQueues(ctx, cursor, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range page {
+			got = append(got, strings.ToLower(q.Key.Repo.Name))
+		}
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("active queues (-got +want):\n%s", diff)
+	}
+	qs, err := s.QueuesOfRepo(ctx, "acme", "R1")
+	if err != nil || len(qs) != 1 || qs[0].Key.Repo.Name != "r1" {
+		t.Errorf("QueuesOfRepo: %v %+v", err, qs)
+	}
+}
+
+// Targets larger than an item are chunked and read back whole.
+func TestImpactedTargetsChunked(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t, time.Now)
+	r := queueRec("web", true)
+	if err := s.CreateQueue(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, found, err := s.GetImpactedTargets(ctx, r, 7, "abc"); found || err != nil {
+		t.Fatalf("before: found=%v err=%v", found, err)
+	}
+	var targets []string
+	for i := range 20000 { // ~1 MB of incompressible-ish names: several chunks
+		targets = append(targets, fmt.Sprintf("//pkg/%x/%d:target-%d", i*7919, i*31, i))
+	}
+	if err := s.PutImpactedTargets(ctx, r, 7, "ABC", store.ImpactedTargets{Targets: targets}); err != nil {
+		t.Fatal(err)
+	}
+	got, found, err := s.GetImpactedTargets(ctx, r, 7, "abc")
+	if err != nil || !found {
+		t.Fatalf("found=%v err=%v", found, err)
+	}
+	if diff := cmp.Diff(got.Targets, targets); diff != "" {
+		t.Errorf("targets differ (-got +want):\n%.400s", diff)
+	}
+	if err := s.PutImpactedTargets(ctx, r, 7, "abc", store.ImpactedTargets{All: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := s.GetImpactedTargets(ctx, r, 7, "abc"); !got.All || len(got.Targets) != 0 {
+		t.Errorf("after ALL: %+v", got)
+	}
+}
+
+func TestGitHubDeliveryClaimedOnce(t *testing.T) {
+	ctx := context.Background()
+	s := storetest.New(t, nil)
+	for i, want := range []bool{true, false} {
+		got, err := s.ClaimGitHubDelivery(ctx, "d-1", time.Now())
+		if err != nil || got != want {
+			t.Errorf("claim %d: %v %v, want %v", i, got, err, want)
+		}
+	}
+}
