@@ -18,9 +18,32 @@
 //	| repository and its settings     | GetItem               | PK=ORG#{slug}, SK=REPO#{host/owner/name, canonical}  |
 //	| test case with its aggregates   | GetItem               | PK=ORG#{slug}#REPO#{repo}#TEST#{id}, SK=TEST          |
 //	| link a ticket (+ its event)     | TransactWriteItems    | the test item (exists) + a new event item             |
+//	| repo + test (quarantine flag)   | BatchGetItem          | the repository item and the test item                 |
+//	| record an upload's runs         | TransactWriteItems    | per test: run items (new) + ADD to the aggregate      |
+//	|                                 |                       | + its commit item, ≤100 actions                       |
+//	| run history of a test           | Query, desc           | PK=…#TEST#{id}, SK begins_with RUN#                   |
+//	| failed and passed on a commit?  | BatchGetItem          | PK=…#TEST#{id}, SK=SHA#{sha}, ttl 16 days             |
+//	| health write (+ its events)     | TransactWriteItems    | the test item (rev = read rev) + new event items      |
+//	| unhealthy tests of a repo       | Query GSI1            | GSI1PK=ORG#{slug}#REPO#{repo}#STATUS#FLAKY|BROKEN     |
+//	| quarantine candidates of a repo | Query GSI2            | GSI2PK=ORG#{slug}#REPO#{repo}#QUARANTINE, SK A#/U#{id}|
+//	| failed runs in a time range     | Query GSI1 per day    | GSI1PK=ORG#{slug}#REPO#{repo}#FAILS#{unix day}        |
+//	| newest CODEOWNERS of a repo     | GetItem / PutItem     | PK=ORG#{slug}, SK=REPO#{repo}#CODEOWNERS (newer wins) |
+//	| upload record                   | GetItem / UpdateItem  | PK=ORG#{slug}#UPLOAD#{id}, SK=UPLOAD, ttl 35 days     |
+//	| recent uploads of an org        | Query GSI1, desc      | GSI1PK=ORG#{slug}#UPLOADS                             |
+//	| organizations (scheduler walk)  | Query GSI1            | GSI1PK=ORGS                                           |
+//	| repositories of an org          | Query                 | PK=ORG#{slug}, SK begins_with REPO#                   |
+//	| deployment secret               | GetItem / PutItem     | PK=SECRET#{name}, SK=SECRET (created once)            |
 //	| outbox event                    | PutItem in a tx       | PK=ORG#{slug}#EVENT#{id}, SK=EVENT, ttl 30 days       |
 //	| pending events of an org        | Query GSI1            | GSI1PK=ORG#{slug}#OUTBOX, GSI1SK={time}#{id}          |
 //	| health check                    | GetItem               | PK=HEALTH, SK=HEALTH                                  |
+//
+// The merge queue's items are listed in queue.go's header comment, the
+// webhook endpoints', deliveries' and attempt log's in webhook.go's.
+//
+// A test's aggregate keeps its counters as top-level attributes
+// ("hp.{hour}", "cc.{cluster}.{day}", ...: see TestCase) so that an ingest
+// ADDs to them without reading first; health writes drop the counters that
+// left every window.
 //
 // Repository keys are canonical: the host in lowercase, and on github.com
 // the owner and name too (GitHub ignores their case); the item keeps the
