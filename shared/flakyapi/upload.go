@@ -51,18 +51,11 @@ type quarantineConfigRequest struct {
 // named) are quarantined. A repository never seen has quarantining off.
 func (h *Handlers) GetQuarantineConfig() http.Handler {
 	return api.JSON(func(r *http.Request, req *quarantineConfigRequest) (any, error) {
-		ref, err := api.RequireRepo(req.Repo, "repo")
+		ref, org, err := uploaderRepo(r, req.Repo, req.OrgURLSlug)
 		if err != nil {
-			return nil, err
-		}
-		if err := api.RequireString(req.OrgURLSlug, "orgUrlSlug"); err != nil {
 			return nil, err
 		}
 		ctx := r.Context()
-		org, err := ownOrg(ctx, req.OrgURLSlug)
-		if err != nil {
-			return nil, err
-		}
 		type answer struct {
 			IsDisabled bool     `json:"isDisabled"`
 			TestIDs    []string `json:"testIds"`
@@ -117,6 +110,21 @@ func (h *Handlers) GetQuarantineConfig() http.Handler {
 	})
 }
 
+// uploaderRepo checks the repository and organization every uploader
+// call names (orgUrlSlug, in the uploader's spelling): shape first (400),
+// then the organization (404).
+func uploaderRepo(r *http.Request, repo *store.RepoRef, slug string) (store.RepoRef, string, error) {
+	ref, err := api.RequireRepo(repo, "repo")
+	if err != nil {
+		return store.RepoRef{}, "", err
+	}
+	if err := api.RequireString(slug, "orgUrlSlug"); err != nil {
+		return store.RepoRef{}, "", err
+	}
+	org, err := ownOrg(r.Context(), slug)
+	return ref, org, err
+}
+
 type createBundleUploadRequest struct {
 	Repo          *store.RepoRef `json:"repo"`
 	OrgURLSlug    string         `json:"orgUrlSlug"`
@@ -128,18 +136,11 @@ type createBundleUploadRequest struct {
 // address to PUT its bundle to, valid for 15 minutes.
 func (h *Handlers) CreateBundleUpload() http.Handler {
 	return api.JSON(func(r *http.Request, req *createBundleUploadRequest) (any, error) {
-		ref, err := api.RequireRepo(req.Repo, "repo")
+		ref, org, err := uploaderRepo(r, req.Repo, req.OrgURLSlug)
 		if err != nil {
-			return nil, err
-		}
-		if err := api.RequireString(req.OrgURLSlug, "orgUrlSlug"); err != nil {
 			return nil, err
 		}
 		ctx := r.Context()
-		org, err := ownOrg(ctx, req.OrgURLSlug)
-		if err != nil {
-			return nil, err
-		}
 		repo, err := h.Store.UpdateRepo(ctx, org, ref, store.RepoSettings{})
 		if err != nil {
 			return nil, err

@@ -54,13 +54,5 @@ func (s *Store) PendingEvents(ctx context.Context, org string, limit int32) ([]E
 	if err != nil {
 		return nil, err
 	}
-	evs := make([]Event, 0, len(out.Items))
-	for _, item := range out.Items {
-		var ev Event
-		if err := unmarshal(item, &ev); err != nil {
-			return nil, err
-		}
-		evs = append(evs, ev)
-	}
-	return evs, nil
+	return unmarshalAll[Event](out.Items)
 }

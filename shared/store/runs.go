@@ -405,15 +405,7 @@ func (s *Store) TestHistory(ctx context.Context, org string, repo RepoRef, id st
 	if err != nil {
 		return nil, err
 	}
-	var runs []RunRecord
-	for _, item := range out.Items {
-		var r RunRecord
-		if err := unmarshal(item, &r); err != nil {
-			return nil, err
-		}
-		runs = append(runs, r)
-	}
-	return runs, nil
+	return unmarshalAll[RunRecord](out.Items)
 }
 
 // clipBytes cuts s to at most n bytes without splitting a UTF-8 sequence.

@@ -100,15 +100,20 @@ func (s *Store) ListUploads(ctx context.Context, org string, limit int32) ([]Upl
 	if err != nil {
 		return nil, err
 	}
-	ups := make([]Upload, 0, len(out.Items))
-	for _, item := range out.Items {
-		var u Upload
-		if err := unmarshal(item, &u); err != nil {
+	return unmarshalAll[Upload](out.Items)
+}
+
+// unmarshalAll decodes the items of a query page.
+func unmarshalAll[T any](items []map[string]types.AttributeValue) ([]T, error) {
+	out := make([]T, 0, len(items))
+	for _, item := range items {
+		var v T
+		if err := unmarshal(item, &v); err != nil {
 			return nil, err
 		}
-		ups = append(ups, u)
+		out = append(out, v)
 	}
-	return ups, nil
+	return out, nil
 }
 
 // Secret returns the deployment's secret of the given name (32 random
