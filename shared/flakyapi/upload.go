@@ -200,9 +200,10 @@ func (l *LocalUploads) PresignPut(ctx context.Context, key string, ttl time.Dura
 
 // Put serves PUT /v1/bundles/{org}/{id}.tar.zst?expires=…&signature=…: a
 // wrong or expired signature is 403, as S3 answers; a good one stores the
-// bundle and ingests it. An ingest that fails for a store outage leaves the
-// upload to be ingested again; a refused bundle is recorded as failed. The
-// PUT itself succeeds either way, as it would on S3.
+// bundle and ingests it. A refused bundle is recorded as a failed upload
+// and the PUT still succeeds, as it would on S3; an ingest that fails for a
+// store outage answers 503, and the client may PUT again (ingestion is
+// idempotent).
 func (l *LocalUploads) Put() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()

@@ -79,10 +79,8 @@ func (s *Service) apply(ctx context.Context, before, after store.TestCase, stale
 // data.
 func (s *Service) Reclassify(ctx context.Context, org string, repo store.RepoRef, settings testhealth.Settings, sha string, ids []string) error {
 	for try := 0; len(ids) > 0; try++ {
-		if try > 0 {
-			if try > 6 {
-				return errs.E(errs.Unavailable, "tests kept changing while being classified")
-			}
+		if try > 6 {
+			return errs.E(errs.Unavailable, "tests kept changing while being classified")
 		}
 		var tests map[string]store.TestCase
 		var commits map[string]store.CommitResult
