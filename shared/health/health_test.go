@@ -1,6 +1,7 @@
 package health_test
 
 import (
+	"archive/tar"
 	"bytes"
 	"context"
 	"fmt"
@@ -358,6 +359,10 @@ func TestBadBundlesAreRecordedAsFailedAndChangeNothing(t *testing.T) {
 	}{
 		{name: "not zstd", put: func(*env, string) []byte { return []byte("just some text, not a bundle") }, reason: "zstd"},
 		{name: "zstd but not tar", put: func(*env, string) []byte { return zstdOf(t, []byte(strings.Repeat("x", 2000))) }, reason: "tar"},
+		{name: "no meta.json", put: func(*env, string) []byte {
+			return tarZstd(t, []tarFile{{name: "junit/0", body: report("src/app_test.go", "good")}})
+		}, reason: "meta.json"},
+		{name: "2 GB compression bomb", put: func(_ *env, key string) []byte { return bomb(t, key) }, reason: "junit/0"},
 		{name: "other organization", c: commit{mutateMeta: func(m *bundle.Meta) { m.Org = "other" }}, reason: `names organization "other"`},
 		{name: "other repository", c: commit{mutateMeta: func(m *bundle.Meta) { m.Repo.Name = "api" }}, reason: "names repository github.com/acme/api"},
 		{name: "other upload id", c: commit{mutateMeta: func(m *bundle.Meta) { m.BundleUploadID = "11111111-1111-4111-8111-111111111111" }}, reason: "names upload"},
@@ -390,6 +395,7 @@ func TestBadBundlesAreRecordedAsFailedAndChangeNothing(t *testing.T) {
 			} else {
 				up = e.upload(c.c)
 			}
+			t.Logf("refused: %s", up.Reason)
 			if up.State != store.UploadFailed || !strings.Contains(up.Reason, c.reason) {
 				t.Errorf("upload %s %q, want FAILED with %q", up.State, up.Reason, c.reason)
 			}
@@ -451,4 +457,67 @@ func zstdOf(t testing.TB, b []byte) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+type tarFile struct {
+	name string
+	body []byte
+	size int64 // declared size when body is nil
+}
+
+// tarZstd builds a bundle by hand, so that it can be wrong in ways
+// bundle.Write refuses to be.
+func tarZstd(t testing.TB, files []tarFile) []byte {
+	t.Helper()
+	var tb bytes.Buffer
+	tw := tar.NewWriter(&tb)
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(f.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return zstdOf(t, tb.Bytes())
+}
+
+// bomb is a bundle whose junit/0 decompresses to 2 GB of spaces: a 16 MiB
+// zstd frame repeated (a multi-frame stream is one stream to a decoder),
+// after a good meta.json for the upload of key.
+func bomb(t testing.TB, key string) []byte {
+	t.Helper()
+	_, id, err := blobs.ParseKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := fmt.Sprintf(`{"version":"1","org":"acme","repo":{"repo":{"host":"github.com","owner":"acme","name":"web"},"repo_head_sha":"s1","repo_head_branch":"main"},"bundle_upload_id":%q,"upload_time_epoch":1784770370}`, id)
+	const declared, chunk = 2 << 30, 16 << 20
+	var head bytes.Buffer
+	tw := tar.NewWriter(&head) // never closed: the body follows in other frames
+	for _, h := range []*tar.Header{
+		{Name: "meta.json", Mode: 0o644, Size: int64(len(meta)), Typeflag: tar.TypeReg},
+		{Name: "junit/0", Mode: 0o644, Size: declared, Typeflag: tar.TypeReg},
+	} {
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Name == "meta.json" {
+			_, _ = tw.Write([]byte(meta))
+		}
+	}
+	zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zw.Close()
+	out := zw.EncodeAll(head.Bytes(), nil)
+	frame := zw.EncodeAll(bytes.Repeat([]byte{' '}, chunk), nil)
+	for range declared / chunk {
+		out = append(out, frame...)
+	}
+	return append(out, zw.EncodeAll(make([]byte, 1024), nil)...)
 }
