@@ -45,7 +45,13 @@ func decide(tc store.TestCase, commit *store.CommitResult, s testhealth.Settings
 		after.QuarantineSince = now
 	}
 	stale := tc.StaleAttributes(now, keep)
-	changed := after.Status != tc.Status || len(stale) > 0 ||
+	statusChanged := after.Status != tc.Status
+	if tc.Status.Value == "" && after.Status.Value == testhealth.Healthy {
+		// A test never classified reads as healthy since it was first seen
+		// already: writing that down would cost a write per new test.
+		statusChanged = false
+	}
+	changed := statusChanged || len(stale) > 0 ||
 		!after.QuarantineSince.Equal(tc.QuarantineSince) || flakeChanged(tc.Flake, after.Flake)
 	return after, stale, changed
 }
