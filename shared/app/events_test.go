@@ -24,6 +24,7 @@ import (
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/flakyapi"
+	"github.com/mainguard/mainguard/shared/github/githubsim"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
 	"github.com/mainguard/mainguard/shared/webhooks"
@@ -186,6 +187,82 @@ type eventScenario struct {
 	// compared with testdata/events/<type>.json.
 	types []string
 	run   func(t *testing.T, h *harness)
+	// queue, instead of run, drives a merge queue of acme/shop on a
+	// simulated GitHub (main protected by the required status "ci"), with
+	// the merge queue's ids fixed (00000000-0000-4000-8000-…).
+	queue func(t *testing.T, h *harness, sim *githubsim.Server)
+}
+
+// shop is the repository of the merge-queue event scenarios.
+const shop = "acme/shop"
+
+// mergeQueueTypes are the merge-queue events the scenarios cover; the
+// pull_request_batch.* twins are not, as batching is not implemented.
+var mergeQueueTypes = []string{
+	"pull_request.submitted", "pull_request.queued", "pull_request.testing", "pull_request.pending_failure",
+	"pull_request.failed", "pull_request.canceled", "pull_request.merged",
+}
+
+// shopQueue creates acme/shop's queue and submits PR #1 through the API;
+// the submission advances the queue at once, to TESTING. Every merge-queue
+// scenario starts so, with the same ids and times, so the submitted, queued
+// and testing events they share have one golden file each.
+func shopQueue(t *testing.T, h *harness, sim *githubsim.Server) int {
+	t.Helper()
+	seq := 0
+	var mu sync.Mutex
+	newID := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		seq++
+		return fmt.Sprintf("00000000-0000-4000-8000-%012d", seq)
+	}
+	h.app.MergeQueue.NewID, h.app.MergeQueue.Driver.NewID = newID, newID
+	body := func(extra map[string]any) map[string]any {
+		m := map[string]any{"repo": map[string]string{"host": "github.com", "owner": "acme", "name": "shop"}, "targetBranch": "main"}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	if resp := h.call(t, "create-queue", event("/createQueue", body(nil))); resp.StatusCode != 200 {
+		t.Fatalf("createQueue: %d %s", resp.StatusCode, resp.Body)
+	}
+	if _, err := sim.CommitFile(shop, "feature", "feature.txt", "feature\n", "add feature"); err != nil {
+		t.Fatal(err)
+	}
+	n, err := sim.OpenPR(shop, "feature", "main", "Add feature", "ada")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.advance(time.Minute)
+	if resp := h.call(t, "submit-pull-request", event("/submitPullRequest", body(map[string]any{"pr": map[string]any{"number": n}}))); resp.StatusCode != 200 {
+		t.Fatalf("submitPullRequest: %d %s", resp.StatusCode, resp.Body)
+	}
+	return n
+}
+
+// shopCI sets "ci" to state on every test branch of acme/shop, then
+// advances the queue a minute later, as a tick would (without the test
+// health sweep a tick also runs, whose events are not this scenario's).
+func shopCI(t *testing.T, h *harness, sim *githubsim.Server, state string) {
+	t.Helper()
+	branches, err := sim.Branches(shop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range branches {
+		if head, err := sim.BranchHead(shop, b); err == nil && strings.HasPrefix(b, "trunk-merge/") {
+			if err := sim.SetStatus(shop, head, "ci", state, "", "https://ci.example/"+head[:7]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	h.advance(time.Minute)
+	k := store.QueueKey{Org: "acme", Repo: store.RepoRef{Host: "github.com", Owner: "acme", Name: "shop"}, Branch: "main"}
+	if err := h.app.MergeQueue.Driver.Advance(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // eventScenarios cover every webhook event type. Merge-queue events
@@ -193,6 +270,38 @@ type eventScenario struct {
 // that drives the queue through its endpoints and ticks, listing the types
 // it produces, with their golden files beside these.
 var eventScenarios = []eventScenario{
+	{
+		name:  "merge queue: merged",
+		types: []string{"pull_request.submitted", "pull_request.queued", "pull_request.testing", "pull_request.merged"},
+		queue: func(t *testing.T, h *harness, sim *githubsim.Server) {
+			shopQueue(t, h, sim)
+			shopCI(t, h, sim, "success")
+		},
+	},
+	{
+		name: "merge queue: failed",
+		types: []string{"pull_request.submitted", "pull_request.queued", "pull_request.testing",
+			"pull_request.pending_failure", "pull_request.failed"},
+		queue: func(t *testing.T, h *harness, sim *githubsim.Server) {
+			shopQueue(t, h, sim)
+			shopCI(t, h, sim, "failure")
+		},
+	},
+	{
+		name:  "merge queue: canceled",
+		types: []string{"pull_request.submitted", "pull_request.queued", "pull_request.testing", "pull_request.canceled"},
+		queue: func(t *testing.T, h *harness, sim *githubsim.Server) {
+			n := shopQueue(t, h, sim)
+			h.advance(time.Minute)
+			resp := h.call(t, "cancel-pull-request", event("/cancelPullRequest", map[string]any{
+				"repo": map[string]string{"host": "github.com", "owner": "acme", "name": "shop"}, "targetBranch": "main",
+				"pr": map[string]any{"number": n},
+			}))
+			if resp.StatusCode != 200 {
+				t.Fatalf("cancelPullRequest: %d %s", resp.StatusCode, resp.Body)
+			}
+		},
+	},
 	{
 		name: "test health",
 		types: []string{
@@ -249,10 +358,39 @@ func TestEventPayloadsGolden(t *testing.T) {
 	covered := map[string]bool{}
 	for _, sc := range eventScenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			h := newHarness(t, func(c *config.Config) { c.BundleDir = t.TempDir() })
+			var h *harness
+			tweak := func(c *config.Config) { c.BundleDir = t.TempDir() }
+			var sim *githubsim.Server
+			if sc.queue != nil {
+				var err error
+				sim, err = githubsim.New(t.TempDir(), githubsim.Options{Now: func() time.Time {
+					if h == nil { // while the repository is made
+						return t0
+					}
+					return h.clock()
+				}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = sim.Close() })
+				if _, err := sim.CreateRepo(shop, "main"); err != nil {
+					t.Fatal(err)
+				}
+				if err := sim.SetRequiredStatusChecks(shop, "main", []string{"ci"}); err != nil {
+					t.Fatal(err)
+				}
+				tweak = func(c *config.Config) {
+					c.BundleDir, c.GitHubAPIURL, c.GitHubToken = t.TempDir(), sim.URL(), "local"
+				}
+			}
+			h = newHarness(t, tweak)
 			rc := newWhReceiver(t)
 			rc.subscribe(t, h, "acme")
-			sc.run(t, h)
+			if sc.queue != nil {
+				sc.queue(t, h, sim)
+			} else {
+				sc.run(t, h)
+			}
 
 			fn, ok := h.app.EventFunction("deliver-webhooks")
 			if !ok {
@@ -293,7 +431,7 @@ func TestEventPayloadsGolden(t *testing.T) {
 			}
 		})
 	}
-	for _, typ := range []string{flakyapi.EventStatusChanged, flakyapi.EventQuarantineSetting, flakyapi.EventTicketLinked} {
+	for _, typ := range append([]string{flakyapi.EventStatusChanged, flakyapi.EventQuarantineSetting, flakyapi.EventTicketLinked}, mergeQueueTypes...) {
 		if !covered[typ] {
 			t.Errorf("no scenario delivered %s", typ)
 		}

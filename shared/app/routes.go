@@ -12,6 +12,7 @@ import (
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/flakyapi"
+	"github.com/mainguard/mainguard/shared/mqmetrics"
 )
 
 // routes is the route table: each endpoint, its method and path below /v1,
@@ -38,6 +39,7 @@ func (a *App) routes() []api.Endpoint {
 		eps = append(eps, api.Endpoint{Name: "put-bundle", Method: http.MethodPut, Path: flakyapi.PutPath, Public: true, LocalOnly: true, Handler: local.Put()})
 	}
 	eps = append(eps, a.MergeQueue.Endpoints()...)
+	eps = append(eps, (&mqmetrics.Handler{Store: a.Store, Now: a.Now}).Endpoint())
 	return eps
 }
 

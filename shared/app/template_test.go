@@ -30,6 +30,13 @@ var readOnlyFunctions = map[string]bool{
 	"status":                true,
 	"get-test-details":      true,
 	"get-quarantine-config": true,
+	// merge-queue reads
+	"get-queue":                       true,
+	"get-submitted-pull-request":      true,
+	"get-merge-queue-testing-details": true,
+	"list-pull-requests":              true,
+	// get-merge-queue-metrics reads queues and their transitions only.
+	"get-merge-queue-metrics": true,
 }
 
 const (

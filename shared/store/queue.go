@@ -38,6 +38,15 @@ import (
 //	targets    PK={entry PK}#TARGETS#{pr}#{sha}         SK=HEAD, CHUNK#{n}
 //	delivery   PK=GHDELIVERY#{id}                       SK=DELIVERY, ttl 3 days
 //	cursor     PK=MQ#SCHEDULER                          SK=CURSOR
+//	transition PK={entry PK}#TRANS                      SK={sortable time}#{seq, 20 digits}, ttl 2 hours
+//
+// Transition items feed GET /getMergeQueueMetrics (contract 3.9): the
+// snapshot keeps only the last 200 transitions, which a busy queue passes
+// within the hour, so each transition is also its own item, and the last
+// hour of a queue is one Query. A conclusion's item carries its episode's
+// first PENDING and TESTING times and time in TESTING, which may be older
+// than the hour: the queue item keeps them per active entry (Clocks),
+// folded forward by Advance with each save.
 //
 // The active-queue index and the repository index are the two partitions
 // not under ORG#: the scheduler and GitHub's webhooks know no organization.
@@ -76,6 +85,10 @@ type QueueRecord struct {
 	ID        string
 	CreatedAt time.Time
 	Snapshot  mergequeue.Snapshot
+	// Clocks are the metrics' memory of each active entry's episode, by
+	// entry id (see Advance); absent for entries that never moved since
+	// they were recorded.
+	Clocks map[string]EpisodeClock
 }
 
 // Active reports whether the scheduler must visit the queue: a PR is
@@ -134,6 +147,13 @@ func queueItem(r QueueRecord) (map[string]types.AttributeValue, error) {
 	item["created_at"] = str(r.CreatedAt.UTC().Format(time.RFC3339Nano))
 	item["version"] = n64(r.Snapshot.Version)
 	item["snap"] = &types.AttributeValueMemberB{Value: snap}
+	if len(r.Clocks) > 0 {
+		clocks, err := json.Marshal(r.Clocks)
+		if err != nil {
+			return nil, errs.Wrap(errs.Internal, err, "store failure")
+		}
+		item["clocks"] = str(string(clocks))
+	}
 	item[AttrGSI2PK] = str(repoIndexPK(r.Key.Repo.Owner, r.Key.Repo.Name))
 	item[AttrGSI2SK] = str(r.Key.sortKey())
 	if r.Active() {
@@ -161,6 +181,11 @@ func readQueue(item map[string]types.AttributeValue) (QueueRecord, error) {
 	}
 	if err := decodeSnapshot(b.Value, &r.Snapshot); err != nil {
 		return QueueRecord{}, err
+	}
+	if c := s("clocks"); c != "" {
+		if err := json.Unmarshal([]byte(c), &r.Clocks); err != nil {
+			return QueueRecord{}, errs.Wrap(errs.Internal, err, "store failure: queue clocks")
+		}
 	}
 	return r, nil
 }
@@ -223,6 +248,10 @@ type QueueChanges struct {
 	// HeadRefs are the head branches of PRs, by number, as observed.
 	HeadRefs map[int]string
 	Runs     []RunRecordMQ
+	// Transitions are written as transition items (see Advance), after
+	// the entries and runs: within the transaction when it has room, else
+	// right after it.
+	Transitions []TransitionRecord
 }
 
 func entryPK(k QueueKey, queueID string) string { return k.pk() + "#" + queueID }
@@ -300,6 +329,13 @@ func (s *Store) SaveQueue(ctx context.Context, r QueueRecord, prev int64, ch Que
 	}
 	for _, run := range ch.Runs {
 		p, err := runPutMQ(r.Key, run)
+		if err != nil {
+			return err
+		}
+		rest = append(rest, types.TransactWriteItem{Put: p})
+	}
+	for _, t := range ch.Transitions {
+		p, err := transitionPut(r, t)
 		if err != nil {
 			return err
 		}
@@ -701,4 +737,145 @@ func (s *Store) GetImpactedTargets(ctx context.Context, r QueueRecord, pr int, s
 		return t, false, errs.Wrap(errs.Internal, err, "store failure: impacted targets")
 	}
 	return t, true, nil
+}
+
+// TransitionTTL is how long a transition item is kept: the metrics read
+// the last hour; the second hour is slack for DynamoDB's lazy TTL and
+// clock differences.
+const TransitionTTL = 2 * time.Hour
+
+// EpisodeClock is what the metrics must remember of an entry's current
+// episode that its last hour of transitions may no longer show: when it
+// first became PENDING and TESTING, and how long it has spent in TESTING.
+type EpisodeClock struct {
+	Episode      int           `json:"ep"`
+	FirstPending time.Time     `json:"p,omitzero"`
+	FirstTesting time.Time     `json:"t,omitzero"`
+	TestingSince time.Time     `json:"s,omitzero"` // zero when not in TESTING
+	Tested       time.Duration `json:"d,omitempty"`
+}
+
+// TransitionRecord is a stored transition. On a conclusion (to MERGED,
+// FAILED or CANCELLED) it also carries its episode's clock: FirstPending
+// and FirstTesting (zero when never reached) and Tested, the time spent in
+// TESTING.
+type TransitionRecord struct {
+	Transition   mergequeue.Transition `json:"tr"`
+	FirstPending time.Time             `json:"p,omitzero"`
+	FirstTesting time.Time             `json:"t,omitzero"`
+	Tested       time.Duration         `json:"d,omitempty"`
+}
+
+// Advance returns r moved on to snapshot s by the transitions ts (in the
+// order they happened), with its Clocks folded forward, and the records of
+// ts for QueueChanges.Transitions. r is left as it was. A submit or a new
+// episode starts a clock, a conclusion ends it, and clocks of entries no
+// longer active in s are dropped, so Clocks stays as small as the active
+// entries.
+func (r QueueRecord) Advance(s mergequeue.Snapshot, ts []mergequeue.Transition) (QueueRecord, []TransitionRecord) {
+	clocks := make(map[string]EpisodeClock, len(r.Clocks))
+	for id, c := range r.Clocks {
+		clocks[id] = c
+	}
+	recs := make([]TransitionRecord, 0, len(ts))
+	for _, t := range ts {
+		c, ok := clocks[t.EntryID]
+		if !ok || t.From == "" || c.Episode != t.Episode {
+			c = EpisodeClock{Episode: t.Episode}
+		}
+		if t.From == mergequeue.Testing && !c.TestingSince.IsZero() {
+			c.Tested += t.At.Sub(c.TestingSince)
+			c.TestingSince = time.Time{}
+		}
+		switch t.To {
+		case mergequeue.Pending:
+			if c.FirstPending.IsZero() {
+				c.FirstPending = t.At
+			}
+		case mergequeue.Testing:
+			if c.FirstTesting.IsZero() {
+				c.FirstTesting = t.At
+			}
+			c.TestingSince = t.At
+		}
+		rec := TransitionRecord{Transition: t}
+		if t.To.Terminal() {
+			rec.FirstPending, rec.FirstTesting, rec.Tested = c.FirstPending, c.FirstTesting, c.Tested
+			delete(clocks, t.EntryID)
+		} else {
+			clocks[t.EntryID] = c
+		}
+		recs = append(recs, rec)
+	}
+	active := map[string]bool{}
+	for i := range s.Entries {
+		if s.Entries[i].Active() {
+			active[s.Entries[i].ID] = true
+		}
+	}
+	for id := range clocks {
+		if !active[id] {
+			delete(clocks, id)
+		}
+	}
+	next := r
+	next.Snapshot = s
+	next.Clocks = clocks
+	return next, recs
+}
+
+func transitionPK(r QueueRecord) string { return entryPK(r.Key, r.ID) + "#TRANS" }
+
+func transitionPut(r QueueRecord, t TransitionRecord) (*types.Put, error) {
+	blob, err := json.Marshal(t)
+	if err != nil {
+		return nil, errs.Wrap(errs.Internal, err, "store failure")
+	}
+	item := key(transitionPK(r), t.Transition.At.UTC().Format(SortableTime)+fmt.Sprintf("#%020d", t.Transition.Seq))
+	item["rec"] = str(string(blob))
+	item[AttrTTL] = n64(t.Transition.At.Add(TransitionTTL).Unix())
+	return &types.Put{Item: item}, nil
+}
+
+// QueueTransitions lists the stored transitions of queue r made at or
+// after since, oldest first: one Query per 1 MB of them (an hour of a busy
+// queue is a few hundred items of a few hundred bytes: one page).
+func (s *Store) QueueTransitions(ctx context.Context, r QueueRecord, since time.Time) ([]TransitionRecord, error) {
+	var out []TransitionRecord
+	err := s.queryEach(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression: aws.String("PK = :pk AND SK >= :since"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(transitionPK(r)), ":since": str(since.UTC().Format(SortableTime)),
+		},
+		ProjectionExpression:     aws.String("#rec"),
+		ExpressionAttributeNames: map[string]string{"#rec": "rec"},
+	}, func(item map[string]types.AttributeValue) error {
+		var t TransitionRecord
+		if v, ok := item["rec"].(*types.AttributeValueMemberS); ok {
+			if err := json.Unmarshal([]byte(v.Value), &t); err != nil {
+				return errs.Wrap(errs.Internal, err, "store failure: queue transition")
+			}
+		}
+		out = append(out, t)
+		return nil
+	})
+	return out, err
+}
+
+// OrgQueuesOfRepo lists the queues of org on repository ref (every
+// branch): one Query on GSI2, whose items carry the snapshots.
+func (s *Store) OrgQueuesOfRepo(ctx context.Context, org string, ref RepoRef) ([]QueueRecord, error) {
+	var out []QueueRecord
+	err := s.queryEach(ctx, &dynamodb.QueryInput{
+		IndexName:              aws.String(IndexGSI2),
+		KeyConditionExpression: aws.String("GSI2PK = :pk AND begins_with(GSI2SK, :org)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(repoIndexPK(ref.Owner, ref.Name)), ":org": str(org + "#" + ref.Key() + "#"),
+		},
+	}, func(item map[string]types.AttributeValue) error {
+		r, err := readQueue(item)
+		out = append(out, r)
+		return err
+	})
+	return out, err
 }

@@ -117,9 +117,8 @@ func (d *Driver) Apply(ctx context.Context, k store.QueueKey, cmd Command) (stor
 			return store.QueueRecord{}, err
 		}
 		prev := rec.Snapshot.Version
-		next := rec
-		next.Snapshot = s2
-		err = d.save(ctx, next, prev, out, facts{})
+		next, trans := rec.Advance(s2, out.Transitions)
+		err = d.save(ctx, next, prev, out, facts{}, trans)
 		if errs.Is(err, errs.Conflict) && try < maxCommandTries {
 			continue
 		}
@@ -162,9 +161,8 @@ func (d *Driver) advance(ctx context.Context, rec store.QueueRecord) error {
 		if unchanged(rec.Snapshot, s2, out) {
 			return nil
 		}
-		next := rec
-		next.Snapshot = s2
-		err := d.save(ctx, next, rec.Snapshot.Version, out, f)
+		next, trans := rec.Advance(s2, out.Transitions)
+		err := d.save(ctx, next, rec.Snapshot.Version, out, f, trans)
 		if errs.Is(err, errs.Conflict) {
 			continue // another driver won: step again on its snapshot, keeping our outcomes
 		}
@@ -291,9 +289,10 @@ func (d *Driver) noteGitHub(ctx context.Context, k store.QueueKey, what string, 
 		"queue", k.String(), "what", what, "retryable", retry, "after", after.String(), "error", err.Error())
 }
 
-// save writes the snapshot with its events (outbox), entries and runs.
-func (d *Driver) save(ctx context.Context, rec store.QueueRecord, prev int64, out mergequeue.Output, f facts) error {
-	ch := store.QueueChanges{Entries: out.Entries, HeadRefs: f.headRefs}
+// save writes the snapshot with its events (outbox), entries, runs and
+// transitions (the records of the metrics, from store.QueueRecord.Advance).
+func (d *Driver) save(ctx context.Context, rec store.QueueRecord, prev int64, out mergequeue.Output, f facts, trans []store.TransitionRecord) error {
+	ch := store.QueueChanges{Entries: out.Entries, HeadRefs: f.headRefs, Transitions: trans}
 	for _, e := range out.Effects {
 		if e.Kind != mergequeue.EffectEvent {
 			continue
@@ -302,7 +301,7 @@ func (d *Driver) save(ctx context.Context, rec store.QueueRecord, prev int64, ou
 		if d.DetailsURL != nil {
 			ev.HTTPDetailsURL = d.DetailsURL(rec.Key, ev.PRNumber)
 		}
-		payload, err := json.Marshal(ev)
+		payload, err := json.Marshal(wireEvent{Event: ev, Timestamp: ev.Timestamp.UTC().Format(eventTimeFormat)})
 		if err != nil {
 			return errs.Wrap(errs.Internal, err, "internal error")
 		}
@@ -312,6 +311,18 @@ func (d *Driver) save(ctx context.Context, rec store.QueueRecord, prev int64, ou
 		ch.Runs = append(ch.Runs, store.RunRecordMQ{Run: r, Checks: f.checks[r.ID]})
 	}
 	return d.Store.SaveQueue(ctx, rec, prev, ch)
+}
+
+// eventTimeFormat is contract 0's timestamp: RFC 3339 in UTC with
+// milliseconds, as every other payload writes it.
+const eventTimeFormat = "2006-01-02T15:04:05.000Z"
+
+// wireEvent is an engine event as delivered. Its timestamp, at a shallower
+// depth, replaces the embedded one: time.Time's own JSON drops a zero
+// fraction ("01:33:50Z"), which the contract's format does not.
+type wireEvent struct {
+	mergequeue.Event
+	Timestamp string `json:"timestamp"`
 }
 
 // EventID is the outbox id (and webhook-id) of an engine event: derived
