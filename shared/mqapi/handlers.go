@@ -302,27 +302,21 @@ func (h *Handlers) SubmitPullRequest() http.Handler {
 
 // CancelPullRequest serves POST /cancelPullRequest.
 func (h *Handlers) CancelPullRequest() http.Handler {
-	return api.JSON(func(r *http.Request, req *prRequest) (any, error) {
-		k, err := h.key(r.Context(), req.common)
-		if err != nil {
-			return nil, err
-		}
-		n, err := parseNumber(req.PR)
-		if err != nil {
-			return nil, err
-		}
-		_, err = h.Driver.Apply(r.Context(), k, func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error) {
-			return mergequeue.Cancel(rec.Snapshot, mergequeue.CancelRequest{PRNumber: n}, h.Now())
-		})
-		if err != nil {
-			return nil, err
-		}
-		return empty{}, nil
+	return h.prCommand(func(s mergequeue.Snapshot, n int) (mergequeue.Snapshot, mergequeue.Output, error) {
+		return mergequeue.Cancel(s, mergequeue.CancelRequest{PRNumber: n}, h.Now())
 	})
 }
 
 // RestartTests serves POST /restartTestsOnPullRequest.
 func (h *Handlers) RestartTests() http.Handler {
+	return h.prCommand(func(s mergequeue.Snapshot, n int) (mergequeue.Snapshot, mergequeue.Output, error) {
+		return mergequeue.Restart(s, mergequeue.RestartRequest{PRNumber: n}, h.Now())
+	})
+}
+
+// prCommand serves an endpoint that applies one engine command to one PR
+// of a queue (through the driver, which saves and steps) and answers {}.
+func (h *Handlers) prCommand(cmd func(s mergequeue.Snapshot, pr int) (mergequeue.Snapshot, mergequeue.Output, error)) http.Handler {
 	return api.JSON(func(r *http.Request, req *prRequest) (any, error) {
 		k, err := h.key(r.Context(), req.common)
 		if err != nil {
@@ -333,7 +327,7 @@ func (h *Handlers) RestartTests() http.Handler {
 			return nil, err
 		}
 		_, err = h.Driver.Apply(r.Context(), k, func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error) {
-			return mergequeue.Restart(rec.Snapshot, mergequeue.RestartRequest{PRNumber: n}, h.Now())
+			return cmd(rec.Snapshot, n)
 		})
 		if err != nil {
 			return nil, err
