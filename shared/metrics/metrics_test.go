@@ -2,14 +2,11 @@ package metrics_test
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +17,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/metrics"
+	"github.com/mainguard/mainguard/shared/metrics/promtooltest"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -203,43 +201,8 @@ func matches(m *dto.Metric, kv []string) bool {
 	return true
 }
 
-// promtoolAllowed is the one lint the contract makes unavoidable: the two
-// rolling counts are gauges named "_total" (see doc.go).
-var promtoolAllowed = []string{
-	`mq_pr_conclusions_1h_total non-counter metrics should not have "_total" suffix`,
-	`mq_pr_restarts_1h_total non-counter metrics should not have "_total" suffix`,
-}
-
 func TestPromtoolCheckMetrics(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Fatal("promtool is not installed: `make test` installs it (Debian package prometheus)")
-	}
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = bytes.NewReader(render(t, sample()))
-	out, err := cmd.CombinedOutput()
-	var complaints, allowed []string
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		switch line = strings.TrimSpace(line); {
-		case slices.Contains(promtoolAllowed, line):
-			allowed = append(allowed, line)
-		case line != "":
-			complaints = append(complaints, line)
-		}
-	}
-	// Seeing the known complaint proves the linter ran on our text.
-	if d := cmp.Diff(allowed, promtoolAllowed); d != "" {
-		t.Errorf("promtool's known complaints (-got +want):\n%s", d)
-	}
-	if len(complaints) > 0 {
-		t.Errorf("promtool check metrics: %v\n%s", err, strings.Join(complaints, "\n"))
-	}
-	// Exit status 3 is "lint problems"; anything else non-zero is a parse
-	// failure, which no allowed complaint explains.
-	var ee *exec.ExitError
-	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 3) {
-		t.Errorf("promtool failed: %v\n%s", err, out)
-	}
+	promtooltest.Check(t, render(t, sample()))
 }
 
 func TestWriteNothingForNoQueues(t *testing.T) {

@@ -3,14 +3,10 @@ package mqmetrics_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -21,6 +17,7 @@ import (
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/metrics"
+	"github.com/mainguard/mainguard/shared/metrics/promtooltest"
 	"github.com/mainguard/mainguard/shared/mqmetrics"
 	"github.com/mainguard/mainguard/shared/store"
 )
@@ -209,44 +206,7 @@ func TestMetricsOfAnOrganization(t *testing.T) {
 		}
 	})
 
-	t.Run("promtool", func(t *testing.T) { promtoolCheck(t, got) })
-}
-
-// promtoolAllowed is the one lint the contract makes unavoidable: the two
-// rolling counts are gauges named "_total" (package metrics' doc.go).
-var promtoolAllowed = []string{
-	`mq_pr_conclusions_1h_total non-counter metrics should not have "_total" suffix`,
-	`mq_pr_restarts_1h_total non-counter metrics should not have "_total" suffix`,
-}
-
-func promtoolCheck(t *testing.T, text []byte) {
-	t.Helper()
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Fatal("promtool is not installed: `make test` installs it (Debian package prometheus)")
-	}
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = bytes.NewReader(text)
-	out, err := cmd.CombinedOutput()
-	var complaints, allowed []string
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		switch line = strings.TrimSpace(line); {
-		case slices.Contains(promtoolAllowed, line):
-			allowed = append(allowed, line)
-		case line != "":
-			complaints = append(complaints, line)
-		}
-	}
-	if d := cmp.Diff(allowed, promtoolAllowed); d != "" {
-		t.Errorf("promtool's known complaints (-got +want):\n%s", d)
-	}
-	if len(complaints) > 0 {
-		t.Errorf("promtool check metrics: %v\n%s", err, strings.Join(complaints, "\n"))
-	}
-	var ee *exec.ExitError
-	if err != nil && (!errors.As(err, &ee) || ee.ExitCode() != 3) {
-		t.Errorf("promtool failed: %v\n%s", err, out)
-	}
+	t.Run("promtool", func(t *testing.T) { promtooltest.Check(t, got) })
 }
 
 func TestMetricsRequests(t *testing.T) {
