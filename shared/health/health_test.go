@@ -216,13 +216,19 @@ func TestIngestCountsRunsOnceAndClassifies(t *testing.T) {
 	if got := e.test("checkout").Status; got.Value != testhealth.Healthy {
 		t.Errorf("checkout after a pass: %+v", got)
 	}
-	// Recovery: eight days on, the sweep resolves login's pass-on-retry.
-	e.clock.Add(8 * 24 * time.Hour)
+	// Recovery: nine days on, the sweep resolves login's pass-on-retry.
+	e.clock.Add(9 * 24 * time.Hour)
 	if _, err := e.svc.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.test("login").Status; got.Value != testhealth.Healthy || !strings.Contains(got.Reason, "was flaky") {
+	login = e.test("login")
+	if got := login.Status; got.Value != testhealth.Healthy || !strings.Contains(got.Reason, "was flaky") {
 		t.Errorf("login after recovery: %+v", got)
+	}
+	// The health write dropped the counters that left every window (kept
+	// 8 days, by whole hours and days).
+	if len(login.PassedByHour)+len(login.FailedByHour)+len(login.Failures)+len(login.FailedPRs) != 0 {
+		t.Errorf("stale counters kept: %v %v %v %v", login.PassedByHour, login.FailedByHour, login.Failures, login.FailedPRs)
 	}
 }
 

@@ -44,7 +44,7 @@ func decide(tc store.TestCase, commit *store.CommitResult, s testhealth.Settings
 	if after.QuarantineCandidate() != "" && tc.QuarantineCandidate() == "" {
 		after.QuarantineSince = now
 	}
-	stale := tc.StaleAttributes(now, keep)
+	stale := append(tc.StaleAttributes(now, keep), tc.ExcessClusters()...)
 	statusChanged := after.Status != tc.Status
 	if tc.Status.Value == "" && after.Status.Value == testhealth.Healthy {
 		// A test never classified reads as healthy since it was first seen

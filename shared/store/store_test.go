@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -256,5 +257,25 @@ func TestLinkTicketWritesEventInSameTransaction(t *testing.T) {
 	}
 	if len(evs) != 1 || evs[0].ID != "evt_1" || evs[0].Type != "test_case.ticket_linked" {
 		t.Errorf("outbox: %+v", evs)
+	}
+}
+
+func TestExcessClustersKeepsTheMostRecent(t *testing.T) {
+	tc := store.TestCase{Failures: map[string]store.FailureCluster{}}
+	for i := range store.MaxClusters + 3 {
+		tc.Failures[fmt.Sprintf("k%02d", i)] = store.FailureCluster{
+			Summary: "f", Last: t0.Add(time.Duration(i) * time.Minute), ByDay: map[string]int{"20657": 1},
+		}
+	}
+	// The three oldest clusters (k00, k01, k02) go, each with its three attributes.
+	want := []string{"cc.k00.20657", "cc.k01.20657", "cc.k02.20657", "cl.k00", "cl.k01", "cl.k02", "cs.k00", "cs.k01", "cs.k02"}
+	if d := cmp.Diff(tc.ExcessClusters(), want); d != "" {
+		t.Errorf("(-got +want):\n%s", d)
+	}
+	delete(tc.Failures, "k00")
+	delete(tc.Failures, "k01")
+	delete(tc.Failures, "k02")
+	if got := tc.ExcessClusters(); got != nil {
+		t.Errorf("at the bound: %v", got)
 	}
 }

@@ -343,6 +343,39 @@ func (tc TestCase) StaleAttributes(now time.Time, keep time.Duration) []string {
 	return out
 }
 
+// MaxClusters bounds the failure clusters an aggregate keeps: a test that
+// fails with ever-new texts must not grow its item towards DynamoDB's
+// 400 KB. The most recent clusters are kept.
+const MaxClusters = 50
+
+// ExcessClusters names the attributes of the clusters beyond the
+// MaxClusters most recent ones, for removal.
+func (tc TestCase) ExcessClusters() []string {
+	if len(tc.Failures) <= MaxClusters {
+		return nil
+	}
+	keys := make([]string, 0, len(tc.Failures))
+	for k := range tc.Failures {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		a, b := tc.Failures[keys[i]], tc.Failures[keys[j]]
+		if !a.Last.Equal(b.Last) {
+			return a.Last.After(b.Last)
+		}
+		return keys[i] < keys[j]
+	})
+	var out []string
+	for _, k := range keys[MaxClusters:] {
+		out = append(out, attrClusterText+k, attrClusterLast+k)
+		for d := range tc.Failures[k].ByDay {
+			out = append(out, attrClusterCount+k+"."+d)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func mustInt(s string) int64 {
 	n, _ := strconv.ParseInt(s, 10, 64)
 	return n
