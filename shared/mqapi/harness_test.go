@@ -46,18 +46,19 @@ type env struct {
 	mu  sync.Mutex
 	now time.Time
 	ids int
-	// ciDone remembers the test branch heads CI has reported on.
-	ciDone map[string]bool
+	// ciSys reports the "ci" status on the queue's test branches.
+	ciSys *githubsim.CI
 }
 
 func newEnv(tb testing.TB, tweak func(map[string]string)) *env {
 	tb.Helper()
-	e := &env{tb: tb, now: t0, ciDone: map[string]bool{}}
+	e := &env{tb: tb, now: t0}
 	sim, err := githubsim.New(tb.TempDir(), githubsim.Options{Now: e.clock})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = sim.Close() })
+	e.ciSys = &githubsim.CI{Sim: sim, Context: "ci"}
 	e.sim = sim
 	if _, err := sim.CreateRepo(repoFull, "main"); err != nil {
 		tb.Fatal(err)
@@ -183,28 +184,8 @@ func (e *env) openPR(name string) int {
 // success.
 func (e *env) ci(bad ...string) {
 	e.tb.Helper()
-	branches, err := e.sim.Branches(repoFull)
-	if err != nil {
+	if err := e.ciSys.Judge(repoFull, bad...); err != nil {
 		e.tb.Fatal(err)
-	}
-	for _, b := range branches {
-		if !strings.HasPrefix(b, "trunk-merge/") {
-			continue
-		}
-		head, err := e.sim.BranchHead(repoFull, b)
-		if err != nil || head == "" || e.ciDone[head] {
-			continue
-		}
-		state := "success"
-		for _, f := range bad {
-			if _, err := e.sim.FileAt(repoFull, head, f); err == nil {
-				state = "failure"
-			}
-		}
-		if err := e.sim.SetStatus(repoFull, head, "ci", state, "", "https://ci.example/"+head[:7]); err != nil {
-			e.tb.Fatal(err)
-		}
-		e.ciDone[head] = true
 	}
 }
 

@@ -43,18 +43,19 @@ type env struct {
 	mu  sync.Mutex
 	now time.Time
 	ids int
-	// ciDone remembers the test branch heads CI has reported on.
-	ciDone map[string]bool
+	// ciSys reports the "ci" status on the queue's test branches.
+	ciSys *githubsim.CI
 }
 
 func newEnv(tb testing.TB) *env {
 	tb.Helper()
-	e := &env{tb: tb, now: t0, ciDone: map[string]bool{}, tokens: map[string]string{}}
+	e := &env{tb: tb, now: t0, tokens: map[string]string{}}
 	sim, err := githubsim.New(tb.TempDir(), githubsim.Options{Now: e.clock})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = sim.Close() })
+	e.ciSys = &githubsim.CI{Sim: sim, Context: "ci"}
 	e.sim = sim
 	for _, full := range []string{"acme/web", "acme/api", "other/web"} {
 		if _, err := sim.CreateRepo(full, "main"); err != nil {
@@ -153,28 +154,8 @@ func (e *env) openPR(full, name string) int {
 // gets "ci" failure if it holds one of the files in bad, else success.
 func (e *env) ci(full string, bad ...string) {
 	e.tb.Helper()
-	branches, err := e.sim.Branches(full)
-	if err != nil {
+	if err := e.ciSys.Judge(full, bad...); err != nil {
 		e.tb.Fatal(err)
-	}
-	for _, b := range branches {
-		if !strings.HasPrefix(b, "trunk-merge/") {
-			continue
-		}
-		head, err := e.sim.BranchHead(full, b)
-		if err != nil || head == "" || e.ciDone[head] {
-			continue
-		}
-		state := "success"
-		for _, f := range bad {
-			if _, err := e.sim.FileAt(full, head, f); err == nil {
-				state = "failure"
-			}
-		}
-		if err := e.sim.SetStatus(full, head, "ci", state, "", "https://ci.example/"+head[:7]); err != nil {
-			e.tb.Fatal(err)
-		}
-		e.ciDone[head] = true
 	}
 }
 

@@ -1,0 +1,45 @@
+package githubsim
+
+import "strings"
+
+// CI plays a CI system against the simulated GitHub, for tests and the
+// local demo: it reports one commit status on each merge-queue test branch
+// head (trunk-merge/...) it has not judged yet.
+type CI struct {
+	Sim     *Server
+	Context string // the status context it reports, e.g. "ci"
+	judged  map[string]bool
+}
+
+// Judge reports Context on every test branch head of repo ("owner/name")
+// not judged before: "failure" when the head holds one of the files in bad,
+// else "success".
+func (c *CI) Judge(repo string, bad ...string) error {
+	if c.judged == nil {
+		c.judged = map[string]bool{}
+	}
+	branches, err := c.Sim.Branches(repo)
+	if err != nil {
+		return err
+	}
+	for _, b := range branches {
+		if !strings.HasPrefix(b, "trunk-merge/") {
+			continue
+		}
+		head, err := c.Sim.BranchHead(repo, b)
+		if err != nil || head == "" || c.judged[head] {
+			continue // deleted meanwhile, or reported on already
+		}
+		state := "success"
+		for _, f := range bad {
+			if _, err := c.Sim.FileAt(repo, head, f); err == nil {
+				state = "failure"
+			}
+		}
+		if err := c.Sim.SetStatus(repo, head, c.Context, state, "", "https://ci.example/"+head[:7]); err != nil {
+			return err
+		}
+		c.judged[head] = true
+	}
+	return nil
+}
