@@ -135,16 +135,9 @@ func (a *App) bundles(ctx context.Context) error {
 		}
 		return nil
 	}
-	opts := []func(*awsconfig.LoadOptions) error{}
-	if a.Config.Region != "" {
-		opts = append(opts, awsconfig.WithRegion(a.Config.Region))
-	}
-	if a.Config.S3Endpoint != "" {
-		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	awsCfg, err := awsConfig(ctx, a.Config.Region, a.Config.S3Endpoint)
 	if err != nil {
-		return fmt.Errorf("aws configuration: %w", err)
+		return err
 	}
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if a.Config.S3Endpoint != "" {
@@ -190,22 +183,33 @@ func (a *App) secret(name string) func(ctx context.Context) ([]byte, error) {
 // cfg.DynamoEndpoint is set (any credentials do), else AWS with the
 // standard credential chain.
 func DynamoClient(ctx context.Context, cfg config.Config) (*dynamodb.Client, error) {
-	opts := []func(*awsconfig.LoadOptions) error{}
-	if cfg.Region != "" {
-		opts = append(opts, awsconfig.WithRegion(cfg.Region))
-	}
-	if cfg.DynamoEndpoint != "" {
-		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
-	}
-	awsCfg, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	awsCfg, err := awsConfig(ctx, cfg.Region, cfg.DynamoEndpoint)
 	if err != nil {
-		return nil, fmt.Errorf("aws configuration: %w", err)
+		return nil, err
 	}
 	return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
 		if cfg.DynamoEndpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.DynamoEndpoint)
 		}
 	}), nil
+}
+
+// awsConfig is the SDK configuration for one service: the standard
+// credential chain in AWS, or any credentials for a local stand-in at
+// endpoint (DynamoDB Local, an S3-compatible server), which ignores them.
+func awsConfig(ctx context.Context, region, endpoint string) (aws.Config, error) {
+	opts := []func(*awsconfig.LoadOptions) error{}
+	if region != "" {
+		opts = append(opts, awsconfig.WithRegion(region))
+	}
+	if endpoint != "" {
+		opts = append(opts, awsconfig.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
+	}
+	c, err := awsconfig.LoadDefaultConfig(ctx, opts...)
+	if err != nil {
+		return aws.Config{}, fmt.Errorf("aws configuration: %w", err)
+	}
+	return c, nil
 }
 
 // NewLogger is the JSON logger every process uses.

@@ -87,7 +87,7 @@ func (l listed) cursorFor(req *listRequest, query string) (cursor, error) {
 // indexPage reads the page c selects from an index list of total rows.
 func (l listed) indexPage(c cursor, total int, read func(store.PageQuery) (store.Page, error), key func(store.TestCase) string) ([]store.TestCase, Page, error) {
 	q := store.PageQuery{Limit: l.size, After: c.After, Before: c.Before, Last: c.Last}
-	pages := (total + l.size - 1) / l.size
+	pages := pageCount(total, l.size)
 	if c.Last {
 		q.Limit = total - (pages-1)*l.size
 	}
@@ -273,7 +273,7 @@ func (h *Handlers) ListFailing() http.Handler {
 			}
 			return ids[i] < ids[j]
 		})
-		pages := (len(ids) + l.size - 1) / l.size
+		pages := pageCount(len(ids), l.size)
 		if c.Last {
 			c.Index = max(pages-1, 0)
 		}

@@ -91,7 +91,7 @@ func pageSize(q *PageQuery) (int, error) {
 // pageOf fills the page object for page c of total rows whose first and
 // last keys are given (for the neighbours' tokens).
 func (p pager) pageOf(c cursor, total int, first, last string) Page {
-	pages := (total + c.Size - 1) / c.Size
+	pages := pageCount(total, c.Size)
 	pg := Page{TotalRows: total, TotalPages: pages, PageIndex: c.Index}
 	if c.Index+1 < pages {
 		pg.NextPageToken = p.sign(cursor{Query: c.Query, Size: c.Size, Index: c.Index + 1, After: last})
@@ -104,3 +104,6 @@ func (p pager) pageOf(c cursor, total int, first, last string) Page {
 	}
 	return pg
 }
+
+// pageCount is how many pages of size rows total rows fill.
+func pageCount(total, size int) int { return (total + size - 1) / size }

@@ -51,13 +51,14 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 		return err
 	}
 	meta := check.meta
-	owners, err := s.codeowners(ctx, up, check)
+	at := uploadTime(meta, s.Now())
+	owners, err := s.codeowners(ctx, up, check, at)
 	if err != nil {
 		return err
 	}
 	guarded := settings.Guarded(check.cases, check.failedCases)
 	runs := store.UploadRuns{
-		Org: org, Repo: repo.Ref, Upload: uploadID, At: uploadTime(meta, s.Now()),
+		Org: org, Repo: repo.Ref, Upload: uploadID, At: at,
 		SHA: meta.Repo.HeadSHA, Branch: meta.Repo.HeadBranch, PR: meta.PullRequest(),
 		Monitored: !guarded && testhealth.MatchBranch(settings.Branches, meta.Repo.HeadBranch),
 		Streak:    !guarded && meta.Repo.HeadBranch == settings.DefaultBranch,
@@ -153,11 +154,11 @@ func (s *Service) read(ctx context.Context, up store.Upload, h bundle.Handler) (
 }
 
 // codeowners stores the bundle's CODEOWNERS if it brought one (the newest
-// upload's file wins) and returns the file that applies to this upload.
-func (s *Service) codeowners(ctx context.Context, up store.Upload, c checked) (*codeowners.File, error) {
+// upload's file wins) and returns the file that applies to this upload,
+// whose runs happened at at.
+func (s *Service) codeowners(ctx context.Context, up store.Upload, c checked, at time.Time) (*codeowners.File, error) {
 	text := c.codeowners
 	if text != nil {
-		at := uploadTime(c.meta, s.Now())
 		if len(text) <= store.MaxCodeownersBytes {
 			if err := s.Store.PutCodeowners(ctx, up.Org, up.Repo, store.Codeowners{Text: string(text), At: at}); err != nil {
 				return nil, err

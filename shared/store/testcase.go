@@ -273,6 +273,14 @@ func timeStr(t time.Time) *types.AttributeValueMemberS {
 	return str(t.UTC().Format(time.RFC3339Nano))
 }
 
+// hourCounters pairs each per-hour counter map with its attribute prefix.
+func (tc TestCase) hourCounters() map[string]map[string]int {
+	return map[string]map[string]int{
+		attrPassedHour: tc.PassedByHour, attrFailedHour: tc.FailedByHour,
+		attrMonPassedHour: tc.MonitoredPassedByHour, attrMonFailedHour: tc.MonitoredFailedByHour,
+	}
+}
+
 // PutTestCase writes a whole test case item. Ingestion maintains these
 // items with atomic updates; whole writes are for seeding and tests.
 func (s *Store) PutTestCase(ctx context.Context, tc TestCase) error {
@@ -280,10 +288,7 @@ func (s *Store) PutTestCase(ctx context.Context, tc TestCase) error {
 	if err != nil {
 		return err
 	}
-	for prefix, m := range map[string]map[string]int{
-		attrPassedHour: tc.PassedByHour, attrFailedHour: tc.FailedByHour,
-		attrMonPassedHour: tc.MonitoredPassedByHour, attrMonFailedHour: tc.MonitoredFailedByHour,
-	} {
+	for prefix, m := range tc.hourCounters() {
 		for k, n := range m {
 			item[prefix+k] = num(n)
 		}
@@ -309,14 +314,11 @@ func (s *Store) PutTestCase(ctx context.Context, tc TestCase) error {
 // the item stays small however long the test lives.
 func (tc TestCase) StaleAttributes(now time.Time, keep time.Duration) []string {
 	cut := now.Add(-keep)
-	hour, day := strconv.FormatInt(cut.Unix()/3600, 10), cut.Unix()/86400
+	hour, day := cut.Unix()/3600, cut.Unix()/86400
 	var out []string
-	for prefix, m := range map[string]map[string]int{
-		attrPassedHour: tc.PassedByHour, attrFailedHour: tc.FailedByHour,
-		attrMonPassedHour: tc.MonitoredPassedByHour, attrMonFailedHour: tc.MonitoredFailedByHour,
-	} {
+	for prefix, m := range tc.hourCounters() {
 		for h := range m {
-			if n, err := strconv.ParseInt(h, 10, 64); err == nil && n < mustInt(hour) {
+			if n, err := strconv.ParseInt(h, 10, 64); err == nil && n < hour {
 				out = append(out, prefix+h)
 			}
 		}
@@ -374,11 +376,6 @@ func (tc TestCase) ExcessClusters() []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func mustInt(s string) int64 {
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
 }
 
 // LinkTicket sets the ticket of an existing test case and records ev in the
