@@ -15,6 +15,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/flakyapi"
@@ -351,7 +352,7 @@ func TestConcurrentIngestsLoseNoRun(t *testing.T) {
 
 func TestBadBundlesAreRecordedAsFailedAndChangeNothing(t *testing.T) {
 	fixture := func(name string) []byte {
-		b, err := os.ReadFile(filepath.Join("../../../shared/fixtures/junit", name))
+		b, err := os.ReadFile(filepath.Join(testkit.JUnitDir(), name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -417,7 +418,7 @@ func TestBadBundlesAreRecordedAsFailedAndChangeNothing(t *testing.T) {
 // its own upload: the good ones are ingested with the counts the parser
 // gives, the two bad ones are refused with a reason.
 func TestEveryFixtureIngests(t *testing.T) {
-	dir := "../../../shared/fixtures/junit"
+	dir := testkit.JUnitDir()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -17,10 +17,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/testhealth/junit"
 )
 
-const fixtures = "../../../../shared/fixtures/junit/"
+// fixtures holds the real CI reports shared by the repository's tests.
+var fixtures = testkit.JUnitDir()
 
 func fixture(t testing.TB, name string) []byte {
 	t.Helper()

@@ -12,11 +12,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mainguard/mainguard/internal/testkit"
 )
 
-// fixtureDir holds the real CI reports shared by the repository's tests
-// (/work/shared/fixtures/junit seen from this package directory).
-const fixtureDir = "../../../../shared/fixtures/junit"
+// fixtureDir holds the real CI reports shared by the repository's tests.
+var fixtureDir = testkit.JUnitDir()
 
 func TestText(t *testing.T) {
 	tests := []struct {

@@ -20,11 +20,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mainguard/mainguard/internal/testkit"
 )
 
-// fixtureDir holds the real CI reports shared by the repository's tests
-// (/work/shared/fixtures/junit seen from this package directory).
-const fixtureDir = "../../../../shared/fixtures/junit"
+// fixtureDir holds the real CI reports shared by the repository's tests.
+var fixtureDir = testkit.JUnitDir()
 
 // collect parses data and returns every run passed to fn.
 func collect(t testing.TB, data []byte, lim Limits) ([]Run, Summary, error) {
