@@ -6,6 +6,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
 // Event types of the test-health webhooks (contract 4).
@@ -62,8 +63,11 @@ func OverrideName(o string) string {
 
 // StatusChangedEvent renders the outbox event for tc's status having
 // changed from previous (tc holds the new status and its quarantine flag).
-func (v Viewer) StatusChangedEvent(id string, tc store.TestCase, previous string, now time.Time) (store.Event, error) {
-	view := v.Full(tc, now)
+func (v Viewer) StatusChangedEvent(id string, tc store.TestCase, s testhealth.Settings, previous string, now time.Time) (store.Event, error) {
+	view := v.Full(tc, s, now)
+	// The classifier's reason, which says what changed ("recovered (was flaky):
+	// …"), not only the evidence a later read would show.
+	view.Status.Reason = tc.Status.Reason
 	return event(id, EventStatusChanged, now, StatusChanged{
 		Type: EventStatusChanged, TestCase: view,
 		StatusChange: StatusChange{PreviousStatus: previous, CurrentStatus: view.Status},
@@ -72,13 +76,13 @@ func (v Viewer) StatusChangedEvent(id string, tc store.TestCase, previous string
 
 // QuarantineSettingEvent renders the outbox event for tc's override having
 // changed from previous to tc's.
-func (v Viewer) QuarantineSettingEvent(id string, tc store.TestCase, previous string, actor Actor, reason string, now time.Time) (store.Event, error) {
+func (v Viewer) QuarantineSettingEvent(id string, tc store.TestCase, s testhealth.Settings, previous string, actor Actor, reason string, now time.Time) (store.Event, error) {
 	var r *string
 	if reason != "" {
 		r = &reason
 	}
 	return event(id, EventQuarantineSetting, now, QuarantineSettingChanged{
-		Type: EventQuarantineSetting, TestCase: v.Full(tc, now),
+		Type: EventQuarantineSetting, TestCase: v.Full(tc, s, now),
 		Change: QuarantineSetting{
 			Actor: actor, Reason: r, Time: ts(now),
 			Previous: OverrideName(previous), Updated: OverrideName(tc.QuarantineOverride),

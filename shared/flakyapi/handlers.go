@@ -56,8 +56,9 @@ func (h *Handlers) GetTestDetails() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		tc.Quarantined = testhealth.Quarantined(tc, testhealth.SettingsOf(settings))
-		return map[string]TestCase{"test": h.Viewer.Full(tc, h.Now())}, nil
+		s := testhealth.SettingsOf(settings)
+		tc.Quarantined = testhealth.Quarantined(tc, s)
+		return map[string]TestCase{"test": h.Viewer.Full(tc, s, h.Now())}, nil
 	})
 }
 
@@ -109,7 +110,8 @@ func (h *Handlers) LinkTicket() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		tc.Quarantined = testhealth.Quarantined(tc, testhealth.SettingsOf(settings))
+		s := testhealth.SettingsOf(settings)
+		tc.Quarantined = testhealth.Quarantined(tc, s)
 		var ticketURL string
 		switch {
 		case settings.JiraBaseURL != "":
@@ -123,7 +125,7 @@ func (h *Handlers) LinkTicket() http.Handler {
 		tc.Ticket = &store.Ticket{ID: key, HTMLURL: ticketURL}
 		payload, err := json.Marshal(TicketLinked{
 			Type: EventTicketLinked, Timestamp: ts(now),
-			TestCase: h.Viewer.Full(tc, now), Ticket: Ticket{ID: key, HTMLURL: ticketURL},
+			TestCase: h.Viewer.Full(tc, s, now), Ticket: Ticket{ID: key, HTMLURL: ticketURL},
 		})
 		if err != nil {
 			return nil, errs.Wrap(errs.Internal, err, "internal error")

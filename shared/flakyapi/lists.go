@@ -159,7 +159,7 @@ func (h *Handlers) ListQuarantined() http.Handler {
 		}
 		items := []QuarantinedTest{}
 		for _, tc := range tests {
-			view := h.Viewer.Brief(tc, h.Now())
+			view := h.Viewer.Brief(tc, settings, h.Now())
 			since := tc.QuarantineSince
 			if since.IsZero() {
 				since = tc.Status.Timestamp
@@ -215,7 +215,7 @@ func (h *Handlers) ListUnhealthy() http.Handler {
 		items := []TestCase{}
 		for _, tc := range tests {
 			tc.Quarantined = testhealth.Quarantined(tc, settings)
-			items = append(items, h.Viewer.Brief(tc, h.Now()))
+			items = append(items, h.Viewer.Brief(tc, settings, h.Now()))
 		}
 		return struct {
 			Tests []TestCase `json:"tests"`
@@ -288,7 +288,7 @@ func (h *Handlers) ListFailing() http.Handler {
 		items := []TestCase{}
 		for _, tc := range tests {
 			tc.Quarantined = testhealth.Quarantined(tc, settings)
-			items = append(items, h.Viewer.Full(tc, now))
+			items = append(items, h.Viewer.Full(tc, settings, now))
 		}
 		return struct {
 			Tests []TestCase `json:"tests"`

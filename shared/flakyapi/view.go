@@ -59,9 +59,10 @@ type Viewer struct {
 	PublicAppURL string // base of the web app's links
 }
 
-// Full renders tc with every field, figures computed for now.
-func (v Viewer) Full(tc store.TestCase, now time.Time) TestCase {
-	out := v.Brief(tc, now)
+// Full renders tc with every field, figures computed for now under its
+// repository's settings s.
+func (v Viewer) Full(tc store.TestCase, s testhealth.Settings, now time.Time) TestCase {
+	out := v.Brief(tc, s, now)
 	failures := []Failure{}
 	for _, f := range testhealth.MostCommonFailures(tc, 5, now) {
 		failures = append(failures, Failure{Summary: f.Summary, OccurrenceCount: f.Count, LastOccurrence: ts(f.Last)})
@@ -72,12 +73,10 @@ func (v Viewer) Full(tc store.TestCase, now time.Time) TestCase {
 }
 
 // Brief renders tc without the failure figures (list-unhealthy-tests);
-// pull requests impacted are still counted for now.
-func (v Viewer) Brief(tc store.TestCase, now time.Time) TestCase {
-	status := tc.Status
-	if status.Value == "" {
-		status = store.TestStatus{Value: "healthy", Reason: "no failures recorded", Timestamp: tc.FirstSeen}
-	}
+// pull requests impacted are still counted for now, and a healthy test's
+// reason states its evidence as of now.
+func (v Viewer) Brief(tc store.TestCase, s testhealth.Settings, now time.Time) TestCase {
+	status := testhealth.Status(tc, s, now)
 	out := TestCase{
 		ID:          tc.ID,
 		Repository:  HTMLURL{tc.Repo.HTMLURL()},

@@ -46,9 +46,11 @@ func decide(tc store.TestCase, commit *store.CommitResult, s testhealth.Settings
 	}
 	stale := append(tc.StaleAttributes(now, keep), tc.ExcessClusters()...)
 	statusChanged := after.Status != tc.Status
-	if tc.Status.Value == "" && after.Status.Value == testhealth.Healthy {
-		// A test never classified reads as healthy since it was first seen
-		// already: writing that down would cost a write per new test.
+	if testhealth.Previous(tc) == testhealth.Healthy && after.Status.Value == testhealth.Healthy {
+		// A healthy test stays healthy: a read states its evidence as of
+		// then, so writing the new evidence down would cost a write per
+		// test per upload (and a test never classified reads as healthy
+		// since it was first seen already).
 		statusChanged = false
 	}
 	changed := statusChanged || len(stale) > 0 ||
@@ -69,7 +71,7 @@ func (s *Service) apply(ctx context.Context, before, after store.TestCase, stale
 	var events []store.Event
 	if prev := testhealth.Previous(before); after.Status.Value != prev {
 		after.Quarantined = testhealth.Quarantined(after, settings)
-		ev, err := s.Viewer.StatusChangedEvent(s.NewID(), after, prev, now)
+		ev, err := s.Viewer.StatusChangedEvent(s.NewID(), after, settings, prev, now)
 		if err != nil {
 			return err
 		}
@@ -199,8 +201,9 @@ func (s *Service) SetOverride(ctx context.Context, org string, repo store.RepoRe
 		if after.QuarantineCandidate() != "" && tc.QuarantineCandidate() == "" {
 			after.QuarantineSince = now
 		}
-		after.Quarantined = testhealth.Quarantined(after, testhealth.SettingsOf(r))
-		ev, err := s.Viewer.QuarantineSettingEvent(s.NewID(), after, tc.QuarantineOverride, actor, reason, now)
+		settings := testhealth.SettingsOf(r)
+		after.Quarantined = testhealth.Quarantined(after, settings)
+		ev, err := s.Viewer.QuarantineSettingEvent(s.NewID(), after, settings, tc.QuarantineOverride, actor, reason, now)
 		if err != nil {
 			return store.TestCase{}, err
 		}

@@ -184,9 +184,9 @@ func Classify(tc store.TestCase, s Settings, now time.Time) store.TestStatus {
 		flag(Flaky, fmt.Sprintf("pass-on-retry: failed and passed on commit %s (%s)", short(tc.Flake.SHA), tc.Flake.Branch))
 	}
 	if value == Healthy {
-		reason = "no monitor is active"
+		reason = HealthyReason(tc, s, now)
 		if prev != "" && prev != Healthy {
-			reason = "no monitor is active any more (was " + prev + ")"
+			reason = "recovered (was " + prev + "): " + reason
 		}
 	}
 	at := tc.Status.Timestamp
@@ -200,6 +200,62 @@ func Classify(tc store.TestCase, s Settings, now time.Time) store.TestStatus {
 		at = now
 	}
 	return store.TestStatus{Value: value, Reason: reason, Timestamp: at}
+}
+
+// HealthyReason states the evidence on which a healthy test is healthy: its
+// runs and failures in the monitor's window, and which threshold each
+// monitor has not reached. It is computed whenever a healthy test is shown,
+// because a healthy test is not rewritten on every run.
+func HealthyReason(tc store.TestCase, s Settings, now time.Time) string {
+	w := time.Duration(s.WindowHours) * time.Hour
+	passed, failed := sumWindow(tc.PassedByHour, w, now), sumWindow(tc.FailedByHour, w, now)
+	parts := []string{fmt.Sprintf("%s in %s in %s", count(failed, "failure"), count(passed+failed, "run"), window(s.WindowHours))}
+	branches := strings.Join(s.Branches, ", ")
+	mp, mf := sumWindow(tc.MonitoredPassedByHour, w, now), sumWindow(tc.MonitoredFailedByHour, w, now)
+	switch runs := mp + mf; {
+	case !s.FailureRate:
+		parts = append(parts, "the failure-rate monitor is off")
+	case runs < s.MinRuns:
+		clause := fmt.Sprintf("below the failure-rate monitor's %s", count(s.MinRuns, "run"))
+		if runs != passed+failed {
+			clause += fmt.Sprintf(" (%s on %s)", count(runs, "run"), branches)
+		}
+		parts = append(parts, clause)
+	case tc.LastRun.IsZero() || now.Sub(tc.LastRun) >= time.Duration(s.StaleHours)*time.Hour:
+		parts = append(parts, fmt.Sprintf("no run in %s, so the failure-rate monitor does not judge it", window(s.StaleHours)))
+	default:
+		parts = append(parts, fmt.Sprintf("failure rate %s on %s, below the flaky threshold of %s", percent(float64(mf)/float64(runs)), branches, percent(s.FlakyThreshold)))
+	}
+	if tc.Flake != nil {
+		switch {
+		case !s.PassOnRetry:
+			parts = append(parts, "the pass-on-retry monitor is off")
+		default:
+			parts = append(parts, fmt.Sprintf("last passed on retry %s, over %s ago", tc.Flake.At.UTC().Format("2006-01-02"), count(s.RecoveryDays, "day")))
+		}
+	}
+	if tc.Streak > 0 && s.BrokenStreak {
+		last := "the last run on " + s.DefaultBranch + " failed"
+		if tc.Streak > 1 {
+			last = fmt.Sprintf("the last %d runs on %s failed", tc.Streak, s.DefaultBranch)
+		}
+		parts = append(parts, fmt.Sprintf("%s, below the broken-streak monitor's %d", last, s.Streak))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Status is tc's status as shown at now: the stored one for an unhealthy
+// test, and for a healthy one (or one never classified, which is healthy
+// since it was first seen) the evidence as it stands now.
+func Status(tc store.TestCase, s Settings, now time.Time) store.TestStatus {
+	st := tc.Status
+	if st.Value == "" {
+		st = store.TestStatus{Value: Healthy, Timestamp: tc.FirstSeen}
+	}
+	if st.Value == Healthy {
+		st.Reason = HealthyReason(tc, s, now)
+	}
+	return st
 }
 
 // Previous is the status value tc had: healthy for a test never classified.
@@ -256,6 +312,14 @@ func window(hours int) string {
 		return strconv.Itoa(hours/24) + " days"
 	}
 	return strconv.Itoa(hours) + " hours"
+}
+
+// count spells n with its noun, singular for one: "1 run", "3 runs".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
 }
 
 func short(sha string) string {
