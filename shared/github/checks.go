@@ -51,7 +51,7 @@ func (c *Client) Checks(ctx context.Context, repo Repo, sha string) ([]Check, er
 		}
 		opt.Page = resp.NextPage
 	}
-	ropt := &gh.ListCheckRunsOptions{Filter: gh.Ptr("latest"), ListOptions: gh.ListOptions{PerPage: 100}}
+	ropt := &gh.ListCheckRunsOptions{Filter: new("latest"), ListOptions: gh.ListOptions{PerPage: 100}}
 	for {
 		res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, repo.Owner, repo.Name, sha, ropt)
 		if err != nil {

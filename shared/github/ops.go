@@ -167,7 +167,7 @@ func (c *Client) BuildTestBranch(ctx context.Context, repo Repo, base string, he
 	for _, h := range heads {
 		msg := fmt.Sprintf("Merge pull request #%d (%s) into %s", h.PR, shortSHA(h.SHA), tempBranch)
 		_, _, err := c.gh.Repositories.Merge(forRepo(ctx, repo), repo.Owner, repo.Name, gh.RepositoryMergeRequest{
-			Base: tempBranch, Head: h.SHA, CommitMessage: gh.Ptr(msg),
+			Base: tempBranch, Head: h.SHA, CommitMessage: new(msg),
 		})
 		// 201 merged, 204 already contained: both leave the head in the branch.
 		if err != nil {
@@ -225,7 +225,7 @@ func (c *Client) createOrResetBranch(ctx context.Context, repo Repo, branch, sha
 	if !isAlreadyExists(werr) {
 		return werr
 	}
-	_, _, err = c.gh.Git.UpdateRef(forRepo(ctx, repo), repo.Owner, repo.Name, "heads/"+branch, gh.UpdateRef{SHA: sha, Force: gh.Ptr(true)})
+	_, _, err = c.gh.Git.UpdateRef(forRepo(ctx, repo), repo.Owner, repo.Name, "heads/"+branch, gh.UpdateRef{SHA: sha, Force: new(true)})
 	return c.wrap(err, "reset branch "+branch)
 }
 
@@ -341,9 +341,9 @@ func (c *Client) SetStatus(ctx context.Context, repo Repo, sha, context, state, 
 	if r := []rune(description); len(r) > 140 {
 		description = string(r[:139]) + "…"
 	}
-	st := gh.RepoStatus{State: gh.Ptr(state), Context: gh.Ptr(context), Description: gh.Ptr(description)}
+	st := gh.RepoStatus{State: new(state), Context: new(context), Description: new(description)}
 	if targetURL != "" {
-		st.TargetURL = gh.Ptr(targetURL)
+		st.TargetURL = new(targetURL)
 	}
 	_, _, err := c.gh.Repositories.CreateStatus(forRepo(ctx, repo), repo.Owner, repo.Name, sha, st)
 	return c.wrap(err, "set status "+context)

@@ -469,7 +469,6 @@ func zstdOf(t testing.TB, b []byte) []byte {
 type tarFile struct {
 	name string
 	body []byte
-	size int64 // declared size when body is nil
 }
 
 // tarZstd builds a bundle by hand, so that it can be wrong in ways
