@@ -1,46 +1,50 @@
 // Command mainguard is the service's one program for people: the local
 // server (`serve`), the administration commands that work straight on the
-// table, and the uploader (`upload`).
+// table, the uploader (`upload`) and a webhook receiver for trying things
+// out (`webhook listen`). Each subcommand is one function in a file of its
+// own, with its own flags.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 )
 
-const usage = `usage: mainguard <command> [flags]
+// commands is every subcommand, in the order the usage lists them.
+var commands []command
 
-commands:
-  serve                         run every function behind one listener at /v1
-  org create --slug S [--name N]
-  token create --org S
-  token list --org S
-  token revoke --org S --token ID|SECRET
-  repo set HOST/OWNER/NAME [--org S] [--jira-base-url U | --linear-workspace W] [--default-branch B]
-           [--quarantine on|off] [--auto-quarantine on|off]
-           [--pass-on-retry on|off] [--recovery-days N]
-           [--failure-rate on|off] [--window-hours N] [--branches G,G] [--min-runs N]
-           [--flaky-threshold F] [--broken-threshold F] [--flaky-resolution F] [--broken-resolution F]
-           [--stale-hours N] [--infra-guard on|off] [--broken-streak on|off] [--streak N]
-  test quarantine HOST/OWNER/NAME TEST_ID --always|--never|--unset [--org S] [--reason R]
-  uploads list [--org S]        recent uploads, with why a refused one was refused
-  webhook add --org S --url U [--events T,T]   prints the endpoint's signing secret, once
-  webhook list [--org S]
-  webhook remove --org S --endpoint ID
-  webhook rotate-secret --org S --endpoint ID  prints the new secret, once
-  webhook deliveries --org S --endpoint ID [--limit N]   recent attempts, most recent first
-  webhook replay --org S --event ID            send an event again to its endpoints
-  upload --token T --org S --repo HOST/OWNER/NAME --sha SHA --branch B [--pr N]
-         [--variant V] [--codeowners PATH] [--url BASE] FILES...
-
-Administration works on the table TABLE_NAME (default mainguard) at
-DYNAMODB_ENDPOINT, or in AWS when that is unset.
-`
+func init() {
+	commands = []command{
+		{"serve", "", "run every function behind one listener at /v1, on DynamoDB Local, with the scheduler ticking", serve},
+		{"upload", "FILES...", "upload JUnit reports to the service, as the public uploader does, and print what failed", upload},
+		{"org create", "", "create an organization and print its first token, once", orgCreate},
+		{"token create", "", "create another token of an organization and print it, once", tokenCreate},
+		{"token list", "", "list an organization's tokens", tokenList},
+		{"token revoke", "", "revoke a token (by its id tok_… or the token itself)", tokenRevoke},
+		{"repo set", "HOST/OWNER/NAME", "change a repository's settings: ticket tracker, default branch, monitors, quarantine", repoSet},
+		{"test list", "HOST/OWNER/NAME", "list a repository's tests: unhealthy by default, or of one status, or the quarantined ones", testList},
+		{"test show", "HOST/OWNER/NAME TEST_ID", "show one test: status and reason, rates, quarantine, owners, ticket, link", testShow},
+		{"test quarantine", "HOST/OWNER/NAME TEST_ID", "set a test's quarantine override: --always, --never or --unset", testQuarantine},
+		{"uploads list", "", "list an organization's recent uploads, with why a refused one was refused", uploadsList},
+		{"webhook add", "", "add a webhook endpoint and print its signing secret, once", webhookAdd},
+		{"webhook list", "", "list an organization's webhook endpoints", webhookList},
+		{"webhook remove", "", "remove a webhook endpoint", webhookRemove},
+		{"webhook rotate-secret", "", "give an endpoint a new signing secret (the old one signs for 24 hours more)", webhookRotate},
+		{"webhook deliveries", "", "list the recent delivery attempts to an endpoint, most recent first", webhookDeliveries},
+		{"webhook replay", "", "send an event again to its endpoints", webhookReplay},
+		{"webhook listen", "", "receive webhooks on a local address, verify their signatures and print them", webhookListen},
+		{"version", "", "print the program's version", version},
+	}
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -49,40 +53,143 @@ func main() {
 	os.Exit(code)
 }
 
-// run is the program, with its world passed in so tests drive it.
+// run is the program, with its world passed in so tests drive it. It
+// answers 0 when the command did its work (or printed help), 1 when it
+// failed, 2 for a mistake in the command line.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, getenv: getenv, now: time.Now}
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		usage(stderr)
 		return 2
 	}
-	var err error
 	switch args[0] {
-	case "serve":
-		err = serve(ctx, args[1:], stdout, stderr, getenv)
-	case "org", "token", "repo", "test", "uploads":
-		err = admin(ctx, args, stdout, getenv)
-	case "webhook":
-		err = webhook(ctx, args[1:], stdout, getenv)
-	case "upload":
-		err = upload(ctx, args[1:], stdout, getenv, time.Now)
 	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "mainguard: unknown command %q\n\n%s", args[0], usage)
-		return 2
-	}
-	if err != nil {
-		fmt.Fprintln(stderr, "mainguard:", err)
-		if _, ok := err.(usageError); ok {
-			return 2
+		if len(args) > 1 {
+			// `mainguard help repo set` is `mainguard repo set --help`.
+			return run(ctx, append(args[1:], "--help"), stdout, stderr, getenv)
 		}
+		usage(stdout)
+		return 0
+	case "--version", "-version", "-v":
+		args = []string{"version"}
+	}
+	cmd, rest, err := find(args)
+	if err == nil {
+		err = cmd.run(e, rest)
+	}
+	var u usageError
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return 0
+	case errors.As(err, &u):
+		fmt.Fprintln(stderr, "mainguard:", err)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "mainguard:", err)
 		return 1
 	}
-	return 0
 }
 
-// usageError is a mistake in the command line.
-type usageError string
+// find picks the command args name: one word, or two for a group
+// (`token create`); a group alone, or with --help, lists its commands.
+func find(args []string) (command, []string, error) {
+	for _, c := range commands {
+		words := strings.Fields(c.name)
+		if len(args) >= len(words) && strings.Join(args[:len(words)], " ") == c.name {
+			return c, args[len(words):], nil
+		}
+	}
+	var group []command
+	for _, c := range commands {
+		if strings.HasPrefix(c.name, args[0]+" ") {
+			group = append(group, c)
+		}
+	}
+	if len(group) == 0 {
+		return command{}, nil, usageError(fmt.Sprintf("unknown command %q; `mainguard help` lists them", args[0]))
+	}
+	list := func(w io.Writer) {
+		tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+		for _, c := range group {
+			fmt.Fprintf(tw, "  %s %s\t%s\n", c.name, c.args, c.summary)
+		}
+		_ = tw.Flush()
+	}
+	help := command{name: args[0], run: func(e *env, rest []string) error {
+		if len(rest) > 0 && (rest[0] == "-h" || rest[0] == "--help") {
+			fmt.Fprintf(e.stdout, "usage: mainguard %s <command> [flags]\n\ncommands:\n", args[0])
+			list(e.stdout)
+			return errHelp
+		}
+		var b strings.Builder
+		list(&b)
+		if len(rest) == 0 {
+			return usageError(fmt.Sprintf("%s needs a command:\n%s", args[0], strings.TrimRight(b.String(), "\n")))
+		}
+		return usageError(fmt.Sprintf("unknown command \"%s %s\"; the %s commands are:\n%s", args[0], rest[0], args[0], strings.TrimRight(b.String(), "\n")))
+	}}
+	return help, args[1:], nil
+}
 
-func (u usageError) Error() string { return string(u) }
+// usage lists every command.
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: mainguard <command> [flags]\n\ncommands:")
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	for _, c := range commands {
+		fmt.Fprintf(tw, "  %s %s\t%s\n", c.name, c.args, c.summary)
+	}
+	_ = tw.Flush()
+	fmt.Fprint(w, `
+Every command prints its flags with --help (or: mainguard help COMMAND).
+
+The administration commands work on the local server's table (found through
+.data/dynamodb-endpoint, which `+"`make run`"+` writes), on DYNAMODB_ENDPOINT when
+it is set, or on the table TABLE_NAME (default mainguard) in AWS with --aws
+or AWS_PROFILE set; they say on stderr which one.
+`)
+}
+
+// version prints the module version and the commit the program was built
+// from, as the Go toolchain recorded them.
+func version(e *env, args []string) error {
+	f := newFlags(command{name: "version", summary: "print the program's version"})
+	if _, err := f.parse(e, args, 0); err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, versionString())
+	return nil
+}
+
+func versionString() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "mainguard (no build information)"
+	}
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, when string
+	modified := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			when = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	out := "mainguard " + v
+	if rev != "" {
+		out += " commit " + rev
+		if modified {
+			out += " (with uncommitted changes)"
+		}
+		if when != "" {
+			out += " of " + when
+		}
+	}
+	return out + " " + info.GoVersion
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -12,6 +11,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mainguard/mainguard/shared/app"
@@ -22,91 +24,111 @@ import (
 	"github.com/mainguard/mainguard/shared/store"
 )
 
-// serve runs every function behind one HTTP listener at /v1, on DynamoDB
-// Local unless DYNAMODB_ENDPOINT names a DynamoDB already running.
-func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
-	inMemory := fs.Bool("in-memory", false, "keep DynamoDB Local's data in memory only")
-	dataDir := fs.String("data-dir", ".data", "where DynamoDB Local keeps its data, and bundles are kept")
-	tick := fs.Duration("tick", 5*time.Second, "how often the scheduled function runs (deployed: every minute)")
-	githubSim := fs.String("github-sim", "", "run a simulated GitHub on this address (e.g. 127.0.0.1:8081), with its control endpoints under /sim/, and use it")
-	if err := fs.Parse(args); err != nil {
-		return usageError(err.Error())
+// serve is `mainguard serve`: every function behind one HTTP listener at
+// /v1, on DynamoDB Local unless DYNAMODB_ENDPOINT names a DynamoDB already
+// running, with the scheduled function ticking. Before it starts anything
+// or writes anything, it takes its address and its data folder, so a
+// second server is refused without disturbing the first.
+func serve(e *env, args []string) error {
+	f := newFlags(cmdOf("serve"))
+	addr := f.String("addr", "127.0.0.1:8080", "address to listen on")
+	inMemory := f.Bool("in-memory", false, "keep DynamoDB Local's data (and the simulated GitHub's) in memory only")
+	dataDir := dataDirFlag(f, e)
+	tick := f.Duration("tick", 5*time.Second, "how often the scheduled function runs (deployed: every minute)")
+	githubSim := f.String("github-sim", "127.0.0.1:8081", "address of the simulated GitHub the merge queue uses when GitHub is not configured (GITHUB_TOKEN or a GitHub App); \"off\" for none")
+	if _, err := f.parse(e, args, 0); err != nil {
+		return err
 	}
-	cfg, err := config.FromEnv(getenv)
+	cfg, err := config.FromEnv(e.getenv)
 	if err != nil {
 		return err
 	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("cannot serve on %s (another mainguard serve?): %w", *addr, err)
+	}
+	defer ln.Close()
+	unlock, err := lockDataDir(*dataDir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+
 	log := app.NewLogger(os.Stdout, cfg.LogLevel)
-	if getenv("BUNDLE_DIR") == "" {
+	if e.getenv("BUNDLE_DIR") == "" {
 		cfg.BundleDir = filepath.Join(*dataDir, "bundles")
 	}
-	if getenv("PUBLIC_API_URL") == "" {
-		cfg.PublicAPIURL = "http://" + *addr + "/v1"
+	if e.getenv("PUBLIC_API_URL") == "" {
+		cfg.PublicAPIURL = "http://" + ln.Addr().String() + "/v1"
 	}
-
+	endpointPath := filepath.Join(*dataDir, endpointFile)
 	if cfg.DynamoEndpoint == "" {
 		opt := dynamolocal.Options{}
 		if !*inMemory {
 			opt.DataDir = filepath.Join(*dataDir, "dynamodb")
 		}
 		log.Info("starting DynamoDB Local", "data", map[bool]string{true: "in memory", false: opt.DataDir}[*inMemory])
-		in, err := dynamolocal.Start(ctx, opt)
+		in, err := dynamolocal.Start(e.ctx, opt)
 		if err != nil {
 			return err
 		}
 		defer in.Stop()
 		cfg.DynamoEndpoint, cfg.Region = in.Endpoint, "us-east-1"
-		if !*inMemory {
-			// The administration commands find the local table through this.
-			_ = os.WriteFile(filepath.Join(*dataDir, "dynamodb-endpoint"), []byte(in.Endpoint+"\n"), 0o644)
-		}
 	}
+	// The administration commands find this server's table through this
+	// file; it goes when the server does.
+	if err := os.WriteFile(endpointPath, []byte(cfg.DynamoEndpoint+"\n"), 0o644); err != nil {
+		return err
+	}
+	defer os.Remove(endpointPath)
 	log.Info("using DynamoDB", "endpoint", cfg.DynamoEndpoint, "table", cfg.TableName)
 
-	db, err := app.DynamoClient(ctx, cfg)
+	db, err := app.DynamoClient(e.ctx, cfg)
 	if err != nil {
 		return err
 	}
-	if created, err := store.EnsureTable(ctx, db, cfg.TableName); err != nil {
+	if created, err := store.EnsureTable(e.ctx, db, cfg.TableName); err != nil {
 		return err
 	} else if created {
 		log.Info("created table", "table", cfg.TableName)
 	}
 	var sim *githubsim.Server
-	if *githubSim != "" {
-		if sim, err = startGitHubSim(ctx, *githubSim, filepath.Join(*dataDir, "github"), &cfg, stdout); err != nil {
+	if *githubSim != "off" && cfg.GitHubToken == "" && cfg.GitHubAppID == 0 {
+		simDir := filepath.Join(*dataDir, "github")
+		if *inMemory {
+			// The table starts empty, so GitHub must too: old repositories
+			// of the same names would carry old branches and history.
+			if simDir, err = os.MkdirTemp("", "mainguard-github-"); err != nil {
+				return err
+			}
+			defer os.RemoveAll(simDir)
+		}
+		if sim, err = startGitHubSim(e.ctx, *githubSim, simDir, &cfg, e.stdout); err != nil {
 			return err
 		}
 		defer func() { _ = sim.Close() }()
 	}
-	a, err := app.New(ctx, cfg, app.Options{DB: db, Log: log})
+	a, err := app.New(e.ctx, cfg, app.Options{DB: db, Log: log})
 	if err != nil {
 		return err
 	}
-	if err := bootstrap(ctx, a.Store, getenv("MAINGUARD_BOOTSTRAP_TOKEN"), stdout, log); err != nil {
+	if err := bootstrap(e.ctx, a.Store, e.getenv("MAINGUARD_BOOTSTRAP_TOKEN"), e.stdout, log); err != nil {
 		return err
 	}
 
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
 	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(stdout, "mainguard is serving http://%s/v1 (Ctrl-C stops it)\n", ln.Addr())
+	fmt.Fprintf(e.stdout, "mainguard is serving http://%s/v1 (Ctrl-C stops it)\n", ln.Addr())
 	if sim != nil {
 		// The simulated GitHub announces its changes to our webhook, as GitHub would.
 		sim.SetWebhook("http://"+ln.Addr().String()+"/v1/github/webhook", cfg.GitHubWebhookSecret)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	go ticker(ctx, a, *tick)
+	go ticker(e.ctx, a, *tick)
 	select {
 	case err := <-errc:
 		return err
-	case <-ctx.Done():
+	case <-e.ctx.Done():
 	}
 	log.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -115,6 +137,33 @@ func serve(ctx context.Context, args []string, stdout, stderr io.Writer, getenv 
 		return err
 	}
 	return nil
+}
+
+// lockDataDir makes sure one server at a time uses dir: it holds an
+// exclusive lock on dir/serve.lock, which names its process, for as long
+// as it runs (the system drops the lock when the process ends, however it
+// ends). A second server is refused with the first one's process id.
+func lockDataDir(dir string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "serve.lock")
+	file, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(file.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		pid, _ := io.ReadAll(file)
+		_ = file.Close()
+		who := "another mainguard serve"
+		if p := strings.TrimSpace(string(pid)); p != "" {
+			who += " (process " + p + ")"
+		}
+		return nil, fmt.Errorf("%s is using the data folder %s: stop it first, or give this one another --data-dir", who, dir)
+	}
+	_ = file.Truncate(0)
+	_, _ = file.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	return func() { _ = file.Close() }, nil
 }
 
 // ticker runs the scheduled function every d until ctx ends, as
@@ -205,7 +254,8 @@ func startGitHubSim(ctx context.Context, addr, dir string, cfg *config.Config, s
 //	POST /sim/protect {"repo":"acme/web","branch":"main","contexts":["ci"]}
 //	POST /sim/pr      {"repo":"acme/web","head":"feature","base":"main","title":"…","file":"a.txt","content":"…"} → {"number":1}
 //	POST /sim/push    {"repo":"acme/web","pr":1,"file":"a.txt","content":"…"}
-//	POST /sim/status  {"repo":"acme/web","branch":"trunk-merge/…" or "sha":"…","context":"ci","state":"success"}
+//	POST /sim/status  {"repo":"acme/web","branch":"trunk-merge/…" or "sha":"…" or "pr":1,"context":"ci","state":"success"}
+//	                  ("pr": the queue's test branch of that pull request)
 //	POST /sim/merge   {"repo":"acme/web","pr":1}   (a merge by hand)
 //	GET  /sim/history?repo=acme/web&branch=main    and  /sim/branches?repo=acme/web
 func simControl(sim *githubsim.Server) http.Handler {
@@ -253,9 +303,12 @@ func simControl(sim *githubsim.Server) http.Handler {
 			sha, err = sim.PushPR(in.Repo, in.PR, in.File, in.Content, "change "+in.File)
 			out = map[string]string{"sha": sha}
 		case "/sim/status":
-			sha := in.SHA
-			if sha == "" {
-				sha, err = sim.BranchHead(in.Repo, in.Branch)
+			sha, branch := in.SHA, in.Branch
+			if sha == "" && branch == "" && in.PR > 0 {
+				branch, err = testBranchOf(sim, in.Repo, in.PR)
+			}
+			if sha == "" && err == nil {
+				sha, err = sim.BranchHead(in.Repo, branch)
 			}
 			if err == nil {
 				err = sim.SetStatus(in.Repo, sha, in.Context, in.State, "", "")
@@ -279,4 +332,20 @@ func simControl(sim *githubsim.Server) http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(out)
 	})
+}
+
+// testBranchOf is the merge queue's test branch of pull request pr
+// (trunk-merge/pr-{pr}/…), so the demo can report a status on it by number.
+func testBranchOf(sim *githubsim.Server, repo string, pr int) (string, error) {
+	branches, err := sim.Branches(repo)
+	if err != nil {
+		return "", err
+	}
+	prefix := fmt.Sprintf("trunk-merge/pr-%d/", pr)
+	for _, b := range branches {
+		if strings.HasPrefix(b, prefix) {
+			return b, nil
+		}
+	}
+	return "", fmt.Errorf("pull request #%d has no test branch (yet)", pr)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testhealth"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
 	"github.com/mainguard/mainguard/shared/testhealth/junit"
 )
@@ -21,48 +20,37 @@ import (
 // clientVersion is what mainguard upload tells the service it is.
 const clientVersion = "mainguard-upload 1"
 
-// upload is `mainguard upload`: it bundles JUnit files as the public
-// uploader does (same meta.json fields) and sends them through the same
-// three calls: createBundleUpload, the PUT of the bundle to the address it
-// answers, and getQuarantineConfig for the failed tests.
-func upload(ctx context.Context, args []string, stdout io.Writer, getenv func(string) string, now func() time.Time) error {
-	fs := flag.NewFlagSet("upload", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	token := fs.String("token", getenv("MAINGUARD_TOKEN"), "API token (default $MAINGUARD_TOKEN)")
-	org := fs.String("org", "", "organization slug")
-	repoArg := fs.String("repo", "", "HOST/OWNER/NAME")
-	sha := fs.String("sha", "", "commit tested")
-	branch := fs.String("branch", "", "branch tested")
-	pr := fs.Int("pr", 0, "pull request number, if the run is for one")
-	variant := fs.String("variant", "", "variant, e.g. an OS")
-	codeownersPath := fs.String("codeowners", "", "CODEOWNERS file to send")
-	base := fs.String("url", or(getenv("MAINGUARD_URL"), "http://127.0.0.1:8080/v1"), "API base address, ending in /v1")
-	var files []string
-	rest := args
-	for len(rest) > 0 {
-		if err := fs.Parse(rest); err != nil {
-			return usageError("upload: " + err.Error())
-		}
-		rest = fs.Args()
-		if len(rest) > 0 {
-			files = append(files, rest[0])
-			rest = rest[1:]
-		}
+// upload is `mainguard upload FILES...`: it bundles JUnit files as the
+// public uploader does (same meta.json fields) and sends them through the
+// same three calls: createBundleUpload, the PUT of the bundle to the
+// address it answers, and getQuarantineConfig for the failed tests. It
+// then prints what the upload held and, for each failed test, its id, its
+// status and its page, read back with get-test-details.
+func upload(e *env, args []string) error {
+	f := newFlags(cmdOf("upload"))
+	token := f.String("token", e.getenv("MAINGUARD_TOKEN"), "API token (default $MAINGUARD_TOKEN)")
+	org := f.orgFlag(e)
+	repoArg := f.String("repo", "", "the repository tested, HOST/OWNER/NAME")
+	sha := f.String("sha", "", "the commit tested")
+	branch := f.String("branch", "", "the branch tested")
+	pr := f.Int("pr", 0, "the pull request number, if the run is for one")
+	variant := f.String("variant", "", "the variant, e.g. an OS, when the same tests run in several")
+	codeownersPath := f.String("codeowners", "", "a CODEOWNERS file to send, for the tests' owners")
+	base := f.String("url", or(e.getenv("MAINGUARD_URL"), "http://127.0.0.1:8080/v1"), "the API's base address, ending in /v1 (default $MAINGUARD_URL or the local server)")
+	f.require("token", "repo", "sha", "branch")
+	files, err := f.parse(e, args, -1)
+	if err != nil {
+		return err
 	}
-	switch {
-	case *token == "":
-		return usageError("upload needs --token (or $MAINGUARD_TOKEN)")
-	case *org == "" || *repoArg == "" || *sha == "" || *branch == "":
-		return usageError("upload needs --org, --repo, --sha and --branch")
-	case len(files) == 0:
+	if len(files) == 0 {
 		return usageError("upload needs at least one JUnit file")
 	}
-	ref, err := store.ParseRepo(*repoArg)
+	ref, err := parseRepo(*repoArg)
 	if err != nil {
-		return usageError(err.Error())
+		return err
 	}
 	in := bundle.WriteInput{Meta: bundle.Meta{
-		Org: *org, CLIVersion: clientVersion, Variant: *variant, UploadTime: now(),
+		Org: *org, CLIVersion: clientVersion, Variant: *variant, UploadTime: e.now(),
 		Repo: bundle.Repo{Host: ref.Host, Owner: ref.Owner, Name: ref.Name, HeadSHA: *sha, HeadBranch: *branch,
 			URL: "https://" + ref.Host + "/" + ref.Owner + "/" + ref.Name},
 		Envs: map[string]string{},
@@ -71,18 +59,22 @@ func upload(ctx context.Context, args []string, stdout io.Writer, getenv func(st
 		// As GitHub Actions says it; the service reads the number back.
 		in.Meta.Envs["GITHUB_REF"] = "refs/pull/" + strconv.Itoa(*pr) + "/merge"
 	}
-	for _, f := range files {
-		body, err := os.ReadFile(f)
+	for _, path := range files {
+		body, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		st, _ := os.Stat(f)
-		in.JUnit = append(in.JUnit, bundle.File{OriginalPath: f, Body: body, ModTime: st.ModTime()})
+		st, _ := os.Stat(path)
+		in.JUnit = append(in.JUnit, bundle.File{OriginalPath: path, Body: body, ModTime: st.ModTime()})
 	}
 	if *codeownersPath != "" {
 		if in.Codeowners, err = os.ReadFile(*codeownersPath); err != nil {
 			return err
 		}
+	}
+	sum, failed, err := readReports(in.JUnit)
+	if err != nil {
+		return err
 	}
 	c := &apiClient{base: strings.TrimRight(*base, "/"), token: *token, http: &http.Client{Timeout: 2 * time.Minute}}
 	repoJSON := map[string]string{"host": ref.Host, "owner": ref.Owner, "name": ref.Name}
@@ -91,7 +83,7 @@ func upload(ctx context.Context, args []string, stdout io.Writer, getenv func(st
 		ID  string `json:"id"`
 		URL string `json:"url"`
 	}
-	if err := c.post(ctx, "/metrics/createBundleUpload", map[string]any{
+	if err := c.post(e.ctx, "/metrics/createBundleUpload", map[string]any{
 		"repo": repoJSON, "orgUrlSlug": *org, "clientVersion": clientVersion, "remoteUrls": []string{},
 	}, &created); err != nil {
 		return err
@@ -101,57 +93,107 @@ func upload(ctx context.Context, args []string, stdout io.Writer, getenv func(st
 	if err := bundle.Write(&buf, in); err != nil {
 		return err
 	}
-	if err := c.put(ctx, created.URL, buf.Bytes()); err != nil {
+	if err := c.put(e.ctx, created.URL, buf.Bytes()); err != nil {
 		return err
 	}
 
-	failed, err := failedIdentities(in.JUnit)
-	if err != nil {
-		return err
-	}
 	var quarantine struct {
 		IsDisabled bool     `json:"isDisabled"`
 		TestIDs    []string `json:"testIds"`
 	}
 	if len(failed) > 0 {
-		for i := range failed {
-			failed[i]["variant"] = *variant
+		ids := make([]map[string]string, len(failed))
+		for i, fl := range failed {
+			ids[i] = map[string]string{"name": fl.Name, "parentName": fl.Parent, "className": fl.Classname, "file": fl.File, "id": fl.ID, "variant": *variant}
 		}
-		if err := c.post(ctx, "/metrics/getQuarantineConfig", map[string]any{
-			"repo": repoJSON, "orgUrlSlug": *org, "remoteUrls": []string{}, "testIdentifiers": failed,
+		if err := c.post(e.ctx, "/metrics/getQuarantineConfig", map[string]any{
+			"repo": repoJSON, "orgUrlSlug": *org, "remoteUrls": []string{}, "testIdentifiers": ids,
 		}, &quarantine); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "uploaded %d file(s) as upload %s (%d bytes); %d failed test(s), %d quarantined\n",
-		len(files), created.ID, buf.Len(), len(failed), len(quarantine.TestIDs))
+	fmt.Fprintf(e.stdout, "uploaded %d file(s) as upload %s (%d bytes): %d runs, %d passed, %d failed, %d skipped; %d failed test(s), %d quarantined\n",
+		len(files), created.ID, buf.Len(), sum.Runs, sum.Passed, sum.Failed, sum.Skipped, len(failed), len(quarantine.TestIDs))
+	quarantined := map[string]bool{}
+	for _, id := range quarantine.TestIDs {
+		quarantined[strings.ToLower(id)] = true
+	}
+	for i, fl := range failed {
+		if i == maxFailuresShown {
+			fmt.Fprintf(e.stdout, "  … and %d more failed test(s)\n", len(failed)-i)
+			break
+		}
+		id := testhealth.TestID(testhealth.Identity{
+			Org: *org, Repo: ref.String(), File: fl.File, Classname: fl.Classname, Parent: fl.Parent,
+			Name: fl.Name, ExplicitID: fl.ID, Variant: *variant,
+		})
+		line := fmt.Sprintf("  failed %s %s", id, fl.Name)
+		if quarantined[id] {
+			line += " (quarantined: its failure does not fail the build)"
+		}
+		fmt.Fprintln(e.stdout, line)
+		// The service ingests a bundle after the PUT; deployed, that is
+		// asynchronous, so the test may not be readable yet.
+		var details struct {
+			Test struct {
+				Status struct {
+					Value  string `json:"value"`
+					Reason string `json:"reason"`
+				} `json:"status"`
+				HTMLURL string `json:"html_url"`
+			} `json:"test"`
+		}
+		if err := c.post(e.ctx, "/flaky-tests/get-test-details", map[string]any{
+			"repo": repoJSON, "org_url_slug": *org, "test_id": id,
+		}, &details); err == nil {
+			fmt.Fprintf(e.stdout, "         %s: %s\n         %s\n", details.Test.Status.Value, details.Test.Status.Reason, details.Test.HTMLURL)
+		}
+	}
 	return nil
 }
 
-// failedIdentities lists the identities of the failed test cases of the
-// reports, for getQuarantineConfig.
-func failedIdentities(files []bundle.File) ([]map[string]string, error) {
-	var out []map[string]string
-	seen := map[string]bool{}
-	for _, f := range files {
-		_, err := parseRuns(f.Body, func(name, parent, classname, file, id string, failed bool) {
-			k := strings.Join([]string{name, parent, classname, file, id}, "\x00")
-			if failed && !seen[k] {
-				seen[k] = true
-				out = append(out, map[string]string{"name": name, "parentName": parent, "className": classname, "file": file, "id": id})
+// maxFailuresShown bounds the failures upload lists (and reads back).
+const maxFailuresShown = 20
+
+// failedTest is the identity of a test that failed in the reports.
+type failedTest struct{ Name, Parent, Classname, File, ID string }
+
+// readReports counts the runs of the reports with the service's own
+// parser and lists the identities of the tests that failed, each once.
+func readReports(files []bundle.File) (junit.Summary, []failedTest, error) {
+	var total junit.Summary
+	var out []failedTest
+	seen := map[failedTest]bool{}
+	for _, file := range files {
+		sum, err := junit.Parse(bytes.NewReader(file.Body), junit.Limits{}, func(r junit.Run) error {
+			if t := (failedTest{r.Name, r.Parent, r.Classname, r.File, r.ID}); (r.Status == junit.Failed || r.Status == junit.Errored) && !seen[t] {
+				seen[t] = true
+				out = append(out, t)
 			}
+			return nil
 		})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", f.OriginalPath, err)
+			return total, nil, fmt.Errorf("%s: %w", file.OriginalPath, err)
 		}
+		total.Runs, total.Passed, total.Skipped = total.Runs+sum.Runs, total.Passed+sum.Passed, total.Skipped+sum.Skipped
+		total.Failed += sum.Failed + sum.Errored
 	}
-	return out, nil
+	return total, out, nil
 }
 
 // apiClient calls the service.
 type apiClient struct {
 	base, token string
 	http        *http.Client
+}
+
+// do sends req; when nothing answers, it says how to start the server.
+func (c *apiClient) do(req *http.Request) (*http.Response, error) {
+	resp, err := c.http.Do(req)
+	if err != nil && unreachable(err) {
+		return nil, fmt.Errorf("nothing answers at %s: start the local server with `make run` (or `mainguard serve`), or give the service's address with --url or MAINGUARD_URL", c.base)
+	}
+	return resp, err
 }
 
 func (c *apiClient) post(ctx context.Context, path string, body, out any) error {
@@ -165,7 +207,7 @@ func (c *apiClient) post(ctx context.Context, path string, body, out any) error 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-api-token", c.token)
-	resp, err := c.http.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return err
 	}
@@ -183,7 +225,7 @@ func (c *apiClient) put(ctx context.Context, url string, body []byte) error {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/octet-stream")
-	resp, err := c.http.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return err
 	}
@@ -193,20 +235,4 @@ func (c *apiClient) put(ctx context.Context, url string, body []byte) error {
 		return fmt.Errorf("PUT bundle: %d %s", resp.StatusCode, strings.TrimSpace(string(data)))
 	}
 	return nil
-}
-
-func or(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
-}
-
-// parseRuns reads a report with the service's own parser and reports each
-// run's identity and whether it failed.
-func parseRuns(body []byte, fn func(name, parent, classname, file, id string, failed bool)) (junit.Summary, error) {
-	return junit.Parse(bytes.NewReader(body), junit.Limits{}, func(r junit.Run) error {
-		fn(r.Name, r.Parent, r.Classname, r.File, r.ID, r.Status == junit.Failed || r.Status == junit.Errored)
-		return nil
-	})
 }

@@ -29,7 +29,7 @@ func service(t *testing.T, e map[string]string) string {
 	}
 	base := "http://" + ln.Addr().String() + "/v1"
 	e["BUNDLE_DIR"], e["PUBLIC_API_URL"] = t.TempDir(), base
-	cfg, err := config.FromEnv(env(e))
+	cfg, err := config.FromEnv(getenvOf(e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,6 +171,38 @@ func TestUploadEndToEnd(t *testing.T) {
 	out = upload("dead999", "main", 0, writeReport(t, dir, "q.xml", junitXML("applies coupon", "totals!")))
 	if !strings.Contains(out, "1 failed test(s), 1 quarantined") {
 		t.Errorf("upload summary %q", out)
+	}
+	// The summary counts the runs and names each failed test with its id,
+	// its status read back, and its page.
+	totalsID := totals["test_id"]
+	if totalsID == nil {
+		totalsID = totals["id"]
+	}
+	for _, want := range []string{
+		"2 runs, 1 passed, 1 failed, 0 skipped",
+		fmt.Sprintf("failed %s totals (quarantined: its failure does not fail the build)", totalsID),
+		"broken: broken-streak: the last 6 runs on main all failed",
+		totals["html_url"].(string),
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("upload summary does not show %q:\n%s", want, out)
+		}
+	}
+	// The admin program lists and shows the tests.
+	out, _, code = mg(t, e, "test", "list", "github.com/acme/shop", "--org", "acme")
+	if code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(out, "\tflaky\tquarantined\tapplies coupon\tpass-on-retry") ||
+		!strings.Contains(out, "\tbroken\tquarantined\ttotals\tbroken-streak") {
+		t.Errorf("test list:\n%s", out)
+	}
+	if out, _, _ := mg(t, e, "test", "list", "github.com/acme/shop", "--org", "acme", "--status", "broken", "--ids"); strings.TrimSpace(out) != totalsID {
+		t.Errorf("test list --status broken --ids: %q, want %v", out, totalsID)
+	}
+	out, _, code = mg(t, e, "test", "show", "github.com/acme/shop", fmt.Sprint(totalsID), "--org", "acme")
+	for _, want := range []string{"totals\n", "status       broken since", "reason       broken-streak", "quarantined  yes (override UNSPECIFIED)",
+		"owners       @acme/payments shop@acme.example", "failures     6× timeout after", "page         " + totals["html_url"].(string)} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("test show does not show %q:\n%s", want, out)
+		}
 	}
 	// The admin program lists the uploads.
 	out, _, _ = mg(t, e, "uploads", "list", "--org", "acme")

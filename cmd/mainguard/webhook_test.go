@@ -76,10 +76,7 @@ func (h *hook) got() ([]string, []bool) {
 // function does.
 func deliverNow(t *testing.T, e map[string]string) {
 	t.Helper()
-	s, err := openStore(context.Background(), env(e))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := tableOf(t, e)
 	d := &webhooks.Deliverer{Store: s}
 	if _, err := d.Run(context.Background(), "acme"); err != nil {
 		t.Fatal(err)
@@ -94,10 +91,7 @@ func enqueue(t *testing.T, e map[string]string, id string) {
 
 func enqueueFor(t *testing.T, e map[string]string, org, id string) {
 	t.Helper()
-	s, err := openStore(context.Background(), env(e))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := tableOf(t, e)
 	ev := store.Event{ID: id, Type: "test_case.ticket_linked", Payload: `{"type":"test_case.ticket_linked"}`, CreatedAt: time.Now()}
 	if err := s.EnqueueEvent(context.Background(), org, ev); err != nil {
 		t.Fatal(err)
@@ -115,7 +109,7 @@ func TestWebhookCommandLine(t *testing.T) {
 		code    int
 		errText string
 	}{
-		{"no subcommand", []string{"webhook"}, 2, "add, list, remove"},
+		{"no subcommand", []string{"webhook"}, 2, "webhook needs a command"},
 		{"unknown subcommand", []string{"webhook", "frob"}, 2, `unknown command "webhook frob"`},
 		{"add without url", []string{"webhook", "add", "--org", "acme"}, 2, "needs --url"},
 		{"metadata address", []string{"webhook", "add", "--org", "acme", "--url", "http://169.254.169.254/latest"}, 1, "link-local or metadata"},

@@ -40,14 +40,25 @@ func (r RepoRef) String() string { return r.Host + "/" + r.Owner + "/" + r.Name 
 // HTMLURL is the repository's web address.
 func (r RepoRef) HTMLURL() string { return fmt.Sprintf("https://%s/%s/%s", r.Host, r.Owner, r.Name) }
 
-// ParseRepo reads "host/owner/name"; owner may hold slashes (GitLab groups).
+// ParseRepo reads "host/owner/name": a host name (no scheme, no port), and
+// an owner that may hold slashes (GitLab groups) except on github.com,
+// where it is one segment; no segment is empty or holds spaces.
 func ParseRepo(s string) (RepoRef, error) {
-	first := strings.Index(s, "/")
-	last := strings.LastIndex(s, "/")
-	if first <= 0 || last <= first+1 || last == len(s)-1 {
-		return RepoRef{}, errs.E(errs.Invalid, "repository must be HOST/OWNER/NAME, got %q", s)
+	bad := errs.E(errs.Invalid, "repository must be HOST/OWNER/NAME, got %q", s)
+	parts := strings.Split(s, "/")
+	if len(parts) < 3 || strings.ContainsAny(s, " \t\n:?#@") {
+		return RepoRef{}, bad
 	}
-	return RepoRef{Host: s[:first], Owner: s[first+1 : last], Name: s[last+1:]}, nil
+	for _, p := range parts {
+		if p == "" {
+			return RepoRef{}, bad
+		}
+	}
+	host := parts[0]
+	if strings.EqualFold(host, "github.com") && len(parts) != 3 {
+		return RepoRef{}, bad
+	}
+	return RepoRef{Host: host, Owner: strings.Join(parts[1:len(parts)-1], "/"), Name: parts[len(parts)-1]}, nil
 }
 
 // Repo is a repository's record and settings.

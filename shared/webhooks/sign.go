@@ -63,3 +63,43 @@ func SetHeaders(h http.Header, secrets []string, id string, ts time.Time, body [
 	}
 	return nil
 }
+
+// Tolerance is how far a delivery's timestamp may be from the receiver's
+// clock, as Svix's libraries allow (5 minutes), against replays.
+const Tolerance = 5 * time.Minute
+
+// Verify checks a delivery as a receiver holding secret would: the
+// webhook-* (or svix-*) headers present, the timestamp within Tolerance of
+// now, and one of the v1 signatures the HMAC of id.timestamp.body. It is
+// what `mainguard webhook listen` runs; the tests hold it to Svix's own
+// library.
+func Verify(secret string, h http.Header, body []byte, now time.Time) error {
+	get := func(name string) string {
+		if v := h.Get("webhook-" + name); v != "" {
+			return v
+		}
+		return h.Get("svix-" + name)
+	}
+	id, unix, sigs := get("id"), get("timestamp"), get("signature")
+	if id == "" || unix == "" || sigs == "" {
+		return errs.E(errs.Unauthorized, "missing webhook-id, webhook-timestamp or webhook-signature")
+	}
+	sec, err := strconv.ParseInt(unix, 10, 64)
+	if err != nil {
+		return errs.E(errs.Unauthorized, "webhook-timestamp is not a unix time")
+	}
+	ts := time.Unix(sec, 0)
+	if d := now.Sub(ts); d > Tolerance || d < -Tolerance {
+		return errs.E(errs.Unauthorized, "webhook-timestamp is %s from now, more than %s", d.Round(time.Second), Tolerance)
+	}
+	want, err := Signature([]string{secret}, id, ts, body)
+	if err != nil {
+		return err
+	}
+	for sig := range strings.FieldsSeq(sigs) {
+		if hmac.Equal([]byte(sig), []byte(want)) {
+			return nil
+		}
+	}
+	return errs.E(errs.Unauthorized, "no signature matches the secret")
+}

@@ -85,3 +85,53 @@ func TestSignatureVerifiesWithSvix(t *testing.T) {
 		t.Errorf("bad secret: %v", err)
 	}
 }
+
+// TestVerifyAgreesWithSvix holds our receiver's check to the official Svix
+// library's: each delivery is accepted by both or refused by both.
+func TestVerifyAgreesWithSvix(t *testing.T) {
+	secret, other := webhooks.NewSecret(), webhooks.NewSecret()
+	body := []byte(`{"type":"test_case.ticket_linked"}`)
+	now := time.Now() // Svix checks the timestamp against the real clock
+	signed := func(secrets []string, ts time.Time) http.Header {
+		h := http.Header{}
+		if err := webhooks.SetHeaders(h, secrets, "msg_1", ts, body); err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	svixOnly := signed([]string{secret}, now)
+	for _, p := range []string{"id", "timestamp", "signature"} {
+		svixOnly.Del("webhook-" + p)
+	}
+	cases := []struct {
+		name   string
+		h      http.Header
+		body   []byte
+		accept bool
+	}{
+		{"signed", signed([]string{secret}, now), body, true},
+		{"during a rotation", signed([]string{other, secret}, now), body, true},
+		{"svix- headers only", svixOnly, body, true},
+		{"another secret", signed([]string{other}, now), body, false},
+		{"body changed", signed([]string{secret}, now), []byte(`{"type":"x"}`), false},
+		{"ten minutes old", signed([]string{secret}, now.Add(-10*time.Minute)), body, false},
+		{"ten minutes ahead", signed([]string{secret}, now.Add(10*time.Minute)), body, false},
+		{"no headers", http.Header{}, body, false},
+	}
+	wh, err := svix.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ours := webhooks.Verify(secret, c.h, c.body, now)
+			theirs := wh.Verify(c.body, c.h)
+			if (ours == nil) != c.accept || (theirs == nil) != c.accept {
+				t.Errorf("accept = %v; ours: %v, Svix: %v", c.accept, ours, theirs)
+			}
+			if ours != nil && !errs.Is(ours, errs.Unauthorized) {
+				t.Errorf("refusal is %v, want unauthorized", ours)
+			}
+		})
+	}
+}

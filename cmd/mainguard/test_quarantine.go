@@ -1,0 +1,50 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mainguard/mainguard/shared/flakyapi"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testhealth"
+)
+
+// testQuarantine is `mainguard test quarantine HOST/OWNER/NAME TEST_ID`.
+func testQuarantine(e *env, args []string) error {
+	f := newFlags(cmdOf("test quarantine"))
+	org := f.orgFlag(e)
+	always := f.Bool("always", false, "always quarantine the test")
+	never := f.Bool("never", false, "never quarantine the test")
+	unset := f.Bool("unset", false, "back to the repository's rule")
+	reason := f.String("reason", "", "why, for the event")
+	t := targetFlags(f, e)
+	pos, err := f.parse(e, args, 2)
+	if err != nil {
+		return err
+	}
+	ref, err := parseRepo(pos[0])
+	if err != nil {
+		return err
+	}
+	override := ""
+	switch {
+	case *always && !*never && !*unset:
+		override = store.AlwaysQuarantine
+	case *never && !*always && !*unset:
+		override = store.NeverQuarantine
+	case *unset && !*always && !*never:
+	default:
+		return usageError("test quarantine needs exactly one of --always, --never, --unset")
+	}
+	a, err := t.open(e)
+	if err != nil {
+		return err
+	}
+	tc, err := a.Health.SetOverride(e.ctx, *org, ref, strings.ToLower(pos[1]), override,
+		flakyapi.Actor{FullName: "mainguard admin"}, *reason)
+	if err != nil {
+		return t.failed(err)
+	}
+	fmt.Fprintf(e.stdout, "test %s (%s): quarantine override %s, status %s\n", tc.ID, tc.Name, flakyapi.OverrideName(tc.QuarantineOverride), testhealth.Previous(tc))
+	return nil
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/mainguard/mainguard/shared/flakyapi"
+	"github.com/mainguard/mainguard/shared/testhealth"
+)
+
+// testShow is `mainguard test show HOST/OWNER/NAME TEST_ID`: the test as
+// get-test-details answers it, for a person.
+func testShow(e *env, args []string) error {
+	f := newFlags(cmdOf("test show"))
+	org := f.orgFlag(e)
+	t := targetFlags(f, e)
+	pos, err := f.parse(e, args, 2)
+	if err != nil {
+		return err
+	}
+	ref, err := parseRepo(pos[0])
+	if err != nil {
+		return err
+	}
+	a, err := t.open(e)
+	if err != nil {
+		return err
+	}
+	r, tc, err := a.Store.GetRepoAndTest(e.ctx, *org, ref, strings.ToLower(pos[1]))
+	if err != nil {
+		return t.failed(err)
+	}
+	s := testhealth.SettingsOf(r)
+	tc.Quarantined = testhealth.Quarantined(tc, s)
+	v := a.Health.Viewer.Full(tc, s, a.Now())
+	w := e.stdout
+	fmt.Fprintf(w, "%s\n", v.Name)
+	fmt.Fprintf(w, "  id           %s\n", v.ID)
+	if v.Classname != "" || v.FilePath != "" {
+		fmt.Fprintf(w, "  where        %s\n", strings.TrimSpace(v.Classname+" "+v.FilePath))
+	}
+	if v.Variant != "" {
+		fmt.Fprintf(w, "  variant      %s\n", v.Variant)
+	}
+	fmt.Fprintf(w, "  status       %s since %s\n", v.Status.Value, v.Status.Timestamp)
+	fmt.Fprintf(w, "  reason       %s\n", v.Status.Reason)
+	fmt.Fprintf(w, "  failure rate %s in 24 h, %s in 7 days\n", percentOf(v.FailureRateLast24h), percentOf(v.FailureRateLast7d))
+	fmt.Fprintf(w, "  PRs impacted %d in 7 days\n", v.PullRequestsImpacted)
+	fmt.Fprintf(w, "  quarantined  %s (override %s)\n", yesNo(v.Quarantined), flakyapi.OverrideName(tc.QuarantineOverride))
+	owners := "none"
+	if len(v.Codeowners) > 0 {
+		owners = strings.Join(v.Codeowners, " ")
+	}
+	fmt.Fprintf(w, "  owners       %s\n", owners)
+	if v.Ticket != nil {
+		fmt.Fprintf(w, "  ticket       %s\n", v.Ticket.HTMLURL)
+	}
+	if v.MostCommonFailures != nil {
+		for i, fl := range *v.MostCommonFailures {
+			label := ""
+			if i == 0 {
+				label = "failures"
+			}
+			fmt.Fprintf(w, "  %-12s %d× %s\n", label, fl.OccurrenceCount, firstLine(fl.Summary))
+		}
+	}
+	fmt.Fprintf(w, "  page         %s\n", v.HTMLURL)
+	return nil
+}
+
+func percentOf(r *float64) string {
+	if r == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%%", *r*100)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// firstLine is s up to its first line break, for one-line listings.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
