@@ -263,7 +263,7 @@ func TestServeTickerDeliversWebhooks(t *testing.T) {
 		if _, ok := rc.got(); id != "msg_served" || !ok[0] {
 			t.Errorf("delivered %q, verified %v", id, ok)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the ticker delivered nothing within 30 s")
+	case <-time.After(3 * time.Minute): // a guard against a hang, not a speed requirement
+		t.Fatal("the ticker delivered nothing within 3 minutes")
 	}
 }

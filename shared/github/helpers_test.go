@@ -60,7 +60,7 @@ func newFixtureTB(t testing.TB, opts ...func(*github.Config)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := github.Config{BaseURL: sim.URL(), Token: "test-token", Now: clk.Now, Timeout: 5 * time.Second}
+	cfg := github.Config{BaseURL: sim.URL(), Token: "test-token", Now: clk.Now, Timeout: time.Minute}
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -27,8 +27,14 @@ func TestRetryableClassifiesEachFault(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			// A short per-call timeout: the hanging request is cut by it.
-			f := newFixture(t, func(c *github.Config) { c.Timeout = 300 * time.Millisecond })
+			// A short per-call timeout for the hanging request, which is cut
+			// by it; a patient one otherwise, so that a busy machine's slow
+			// answer is not taken for a fault.
+			timeout := time.Minute
+			if tc.kind == githubsim.FaultHang {
+				timeout = 300 * time.Millisecond
+			}
+			f := newFixture(t, func(c *github.Config) { c.Timeout = timeout })
 			f.sim.InjectFault(githubsim.Fault{Method: "GET", PathPrefix: "/repos/acme/app/git/ref/", Kind: tc.kind, RetryAfter: tc.wait})
 
 			_, err := f.c.BranchHead(context.Background(), repo, "main")
@@ -42,8 +48,12 @@ func TestRetryableClassifiesEachFault(t *testing.T) {
 			if !errs.Is(err, errs.Unavailable) {
 				t.Errorf("code %s, want unavailable", errs.CodeOf(err))
 			}
-			// The fault is spent: the retry succeeds.
-			if sha, err := f.c.BranchHead(context.Background(), repo, "main"); err != nil || sha != f.base {
+			// The fault is spent: the retry succeeds (with a patient client).
+			patient, err := github.New(github.Config{BaseURL: f.sim.URL(), Token: "test-token", Now: f.clock.Now, Timeout: time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sha, err := patient.BranchHead(context.Background(), repo, "main"); err != nil || sha != f.base {
 				t.Errorf("retry: %s, %v; want %s", sha, err, f.base)
 			}
 		})

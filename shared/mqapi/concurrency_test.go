@@ -31,6 +31,13 @@ type flakyDB struct {
 
 var errInjected = errors.New("injected DynamoDB fault")
 
+// calm stops the faults.
+func (f *flakyDB) calm() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.before, f.lost = 0, 0
+}
+
 func (f *flakyDB) roll() (before, lost bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -78,7 +85,21 @@ func (f *flakyDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactW
 // acting, and DynamoDB fails calls before and after doing them. No PR is
 // merged twice or without a passing run that contained it, none is lost,
 // and the order holds.
+//
+// The test runs in two phases so that it does not depend on the machine's
+// speed: chaosRounds rounds of faults (which requests a fault hits depends
+// on how the two drivers interleave, and a slow machine makes more calls
+// time out; neither may break an invariant), then calm rounds with no new
+// fault and generous timeouts, in which the queue must finish within a
+// bound set by the work left, not by the clock.
 func TestConcurrentDriversWithFaults(t *testing.T) {
+	const (
+		chaosRounds = 25
+		// calmRounds bounds the rounds a fault-free queue of six PRs needs
+		// (each round steps both drivers and lets CI answer): far more than
+		// it takes, so only a queue that stopped making progress hits it.
+		calmRounds = 60
+	)
 	e := newEnv(t, nil)
 	e.ok("createQueue", q(map[string]any{"concurrency": 3}), nil)
 	names := []string{"c1", "c2", "c3", "c4", "c5", "c6"}
@@ -89,18 +110,31 @@ func TestConcurrentDriversWithFaults(t *testing.T) {
 		e.ok("submitPullRequest", prq(n, nil), nil)
 	}
 	key := store.QueueKey{Org: "acme", Repo: store.RepoRef{Host: "github.com", Owner: "acme", Name: "web"}, Branch: "main"}
-	var drivers []*driver.Driver
 	var dbs []*flakyDB
 	for i := range 2 {
-		gh, err := github.New(github.Config{BaseURL: e.sim.URL(), Token: "x", Timeout: time.Second, Now: e.clock})
-		if err != nil {
-			t.Fatal(err)
+		dbs = append(dbs, &flakyDB{DB: e.db, rnd: rand.New(rand.NewPCG(uint64(i), 7)), before: 0.15, lost: 0.1})
+	}
+	// drivers builds the two drivers; timeout bounds each GitHub call,
+	// which is how a hanging GitHub is cut off.
+	drivers := func(timeout time.Duration) []*driver.Driver {
+		var ds []*driver.Driver
+		for _, db := range dbs {
+			gh, err := github.New(github.Config{BaseURL: e.sim.URL(), Token: "x", Timeout: timeout, Now: e.clock})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ds = append(ds, &driver.Driver{Store: store.New(db, e.table, e.clock), GitHub: gh, Now: e.clock, NewID: uuid.NewString})
 		}
-		db := &flakyDB{DB: e.db, rnd: rand.New(rand.NewPCG(uint64(i), 7)), before: 0.15, lost: 0.1}
-		dbs = append(dbs, db)
-		drivers = append(drivers, &driver.Driver{
-			Store: store.New(db, e.table, e.clock), GitHub: gh, Now: e.clock, NewID: uuid.NewString,
-		})
+		return ds
+	}
+	round := func(ds []*driver.Driver) {
+		var wg sync.WaitGroup
+		for _, d := range ds {
+			wg.Go(func() { _ = d.Advance(context.Background(), key) })
+		}
+		wg.Wait()
+		e.ci("c3.txt")
+		e.advance(time.Minute)
 	}
 	rnd := rand.New(rand.NewPCG(42, 1))
 	kinds := []githubsim.FaultKind{
@@ -109,10 +143,9 @@ func TestConcurrentDriversWithFaults(t *testing.T) {
 	}
 	prefixes := []string{"/repos/acme/web/pulls", "/repos/acme/web/git/", "/repos/acme/web/merges", "/repos/acme/web/commits", "/repos/acme/web/branches", "/repos/acme/web/statuses"}
 	done := allDone(e, prs...)
-	for round := 0; !done(); round++ {
-		if round == 80 {
-			t.Fatalf("not done after 80 rounds: %v", e.states(prs...))
-		}
+	chaos := drivers(time.Second)
+	chaosRan, calmRan := 0, 0
+	for ; chaosRan < chaosRounds && !done(); chaosRan++ {
 		for range 3 {
 			kind := kinds[rnd.IntN(len(kinds))]
 			if kind == githubsim.FaultHang && rnd.IntN(4) != 0 {
@@ -122,13 +155,19 @@ func TestConcurrentDriversWithFaults(t *testing.T) {
 		}
 		// Merges lose their answer often: the case that could merge twice.
 		e.sim.InjectFault(githubsim.Fault{Method: "PUT", PathPrefix: "/repos/acme/web/pulls/", Kind: githubsim.FaultLoseResponse, Skip: rnd.IntN(2)})
-		var wg sync.WaitGroup
-		for _, d := range drivers {
-			wg.Go(func() { _ = d.Advance(context.Background(), key) })
+		round(chaos)
+	}
+	faults := dbs[0].failed + dbs[1].failed
+	e.sim.ClearFaults()
+	for _, db := range dbs {
+		db.calm()
+	}
+	calm := drivers(time.Minute)
+	for ; !done(); calmRan++ {
+		if calmRan == calmRounds {
+			t.Fatalf("not done %d fault-free rounds after the faults stopped: %v", calmRounds, e.states(prs...))
 		}
-		wg.Wait()
-		e.ci("c3.txt")
-		e.advance(time.Minute)
+		round(calm)
 	}
 
 	if diff := cmp.Diff(e.states(prs...), []string{"MERGED", "MERGED", "FAILED", "MERGED", "MERGED", "MERGED"}); diff != "" {
@@ -164,8 +203,9 @@ func TestConcurrentDriversWithFaults(t *testing.T) {
 			t.Errorf("PR 3 is on main: %s", c.Subject)
 		}
 	}
-	if dbs[0].failed+dbs[1].failed == 0 {
+	if faults == 0 {
 		t.Error("no DynamoDB fault was injected")
 	}
-	t.Logf("DynamoDB faults injected: %d; GitHub requests: %d", dbs[0].failed+dbs[1].failed, e.sim.RequestCount("", "/"))
+	t.Logf("%d rounds with faults, %d without; DynamoDB faults injected: %d; GitHub requests: %d",
+		chaosRan, calmRan, faults, e.sim.RequestCount("", "/"))
 }

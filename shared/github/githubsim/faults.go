@@ -57,6 +57,13 @@ func (s *Server) InjectFault(f Fault) {
 	s.faults = append(s.faults, &f)
 }
 
+// ClearFaults drops every fault not yet consumed.
+func (s *Server) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
+}
+
 // RequestCount counts the requests received so far whose method is method
 // ("" for any) and whose path starts with prefix.
 func (s *Server) RequestCount(method, prefix string) int {
