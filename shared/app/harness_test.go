@@ -37,6 +37,7 @@ type harness struct {
 	logs   *syncBuffer
 	tokens map[string]string // placeholder → secret
 	ids    int
+	uuids  int
 }
 
 type syncBuffer struct {
@@ -78,6 +79,13 @@ func newHarness(tb testing.TB, tweak func(*config.Config)) *harness {
 			defer h.mu.Unlock()
 			h.ids++
 			return fmt.Sprintf("msg_%04d", h.ids)
+		},
+		// Queue, entry and run ids: uuids, numbered so golden files hold.
+		NewUUID: func() string {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			h.uuids++
+			return fmt.Sprintf("00000000-0000-4000-8000-%012d", h.uuids)
 		},
 	})
 	if err != nil {
@@ -161,6 +169,40 @@ func (h *harness) seed(tb testing.TB) {
 		repo store.RepoRef
 	}{{"acme", web}, {"acme", apiRepo}, {"acme", plain}, {"other", otherRepo}} {
 		must(s.PutTestCase(ctx, sampleTest(r.org, r.repo)))
+	}
+	h.seedQueues(tb)
+}
+
+// seedQueues makes the merge-queue state the golden files read, through
+// the endpoints themselves (no GitHub is configured, so submitted pull
+// requests stay NOT_READY): acme's github.com/Acme/web has a queue on main
+// with pull requests 7 (high), 8 and 9 (urgent, noBatch), and an empty one
+// on release of github.com/acme/api; other's github.com/other/web has a
+// queue on main with pull request 1.
+func (h *harness) seedQueues(tb testing.TB) {
+	tb.Helper()
+	repo := func(owner, name string) map[string]string {
+		return map[string]string{"host": "github.com", "owner": owner, "name": name}
+	}
+	calls := []struct {
+		fn, token string
+		body      map[string]any
+	}{
+		{"create-queue", "{{TOKEN}}", map[string]any{"repo": repo("Acme", "web"), "targetBranch": "main", "concurrency": 2}},
+		{"submit-pull-request", "{{TOKEN}}", map[string]any{"repo": repo("Acme", "web"), "targetBranch": "main", "pr": map[string]any{"number": 7}, "priority": "high"}},
+		{"submit-pull-request", "{{TOKEN}}", map[string]any{"repo": repo("Acme", "web"), "targetBranch": "main", "pr": map[string]any{"number": 8}}},
+		{"submit-pull-request", "{{TOKEN}}", map[string]any{"repo": repo("Acme", "web"), "targetBranch": "main", "pr": map[string]any{"number": 9}, "priority": 0, "noBatch": true}},
+		{"create-queue", "{{TOKEN}}", map[string]any{"repo": repo("acme", "api"), "targetBranch": "release"}},
+		{"create-queue", "{{TOKEN}}_OTHER", map[string]any{"repo": repo("other", "web"), "targetBranch": "main"}},
+		{"submit-pull-request", "{{TOKEN}}_OTHER", map[string]any{"repo": repo("other", "web"), "targetBranch": "main", "pr": map[string]any{"number": 1}}},
+	}
+	for _, c := range calls {
+		path := map[string]string{"create-queue": "/createQueue", "submit-pull-request": "/submitPullRequest"}[c.fn]
+		ev := event(path, c.body)
+		ev.Headers["x-api-token"] = c.token
+		if resp := h.call(tb, c.fn, ev); resp.StatusCode != 200 {
+			tb.Fatalf("seed %s %v: %d %s", c.fn, c.body, resp.StatusCode, resp.Body)
+		}
 	}
 }
 
