@@ -8,9 +8,12 @@ define lambda
 endef
 
 # One target per AWS::Serverless::Function of template.yaml (a test checks).
-.PHONY: build-StatusFunction build-GetTestDetailsFunction build-LinkTicketToTestCaseFunction build-ListQuarantinedTestsFunction build-ListUnhealthyTestsFunction build-ListFailingTestsFunction build-GetQuarantineConfigFunction build-CreateBundleUploadFunction build-IngestBundleFunction build-SchedulerFunction build-DeliverWebhooksFunction build-CreateQueueFunction build-GetQueueFunction build-UpdateQueueFunction build-DeleteQueueFunction build-SubmitPullRequestFunction build-CancelPullRequestFunction build-RestartTestsOnPullRequestFunction build-GetSubmittedPullRequestFunction build-SetImpactedTargetsFunction build-GetMergeQueueTestingDetailsFunction build-ListPullRequestsFunction build-GithubWebhookFunction build-GetMergeQueueMetricsFunction
+.PHONY: build-StatusFunction build-OpenapiFunction build-GetTestDetailsFunction build-LinkTicketToTestCaseFunction build-ListQuarantinedTestsFunction build-ListUnhealthyTestsFunction build-ListFailingTestsFunction build-GetQuarantineConfigFunction build-CreateBundleUploadFunction build-IngestBundleFunction build-SchedulerFunction build-DeliverWebhooksFunction build-CreateQueueFunction build-GetQueueFunction build-UpdateQueueFunction build-DeleteQueueFunction build-SubmitPullRequestFunction build-CancelPullRequestFunction build-RestartTestsOnPullRequestFunction build-GetSubmittedPullRequestFunction build-SetImpactedTargetsFunction build-GetMergeQueueTestingDetailsFunction build-ListPullRequestsFunction build-GithubWebhookFunction build-GetMergeQueueMetricsFunction
 build-StatusFunction:
 	$(call lambda,status)
+
+build-OpenapiFunction:
+	$(call lambda,openapi)
 
 build-GetTestDetailsFunction:
 	$(call lambda,get-test-details)

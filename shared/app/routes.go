@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/mainguard/mainguard/docs"
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/errs"
@@ -27,6 +28,7 @@ func (a *App) routes() []api.Endpoint {
 	}
 	eps := []api.Endpoint{
 		{Name: "status", Method: http.MethodGet, Path: "/status", Public: true, Handler: a.status()},
+		{Name: "openapi", Method: http.MethodGet, Path: "/openapi.yaml", Public: true, Handler: openAPI()},
 		{Name: "get-test-details", Method: http.MethodPost, Path: "/flaky-tests/get-test-details", Handler: flaky.GetTestDetails()},
 		{Name: "link-ticket-to-test-case", Method: http.MethodPost, Path: "/flaky-tests/link-ticket-to-test-case", Handler: flaky.LinkTicket()},
 		{Name: "list-quarantined-tests", Method: http.MethodPost, Path: "/flaky-tests/list-quarantined-tests", Handler: flaky.ListQuarantined()},
@@ -109,6 +111,14 @@ func (a *App) Tick(ctx context.Context) error {
 }
 
 // status answers health checks: up while the table answers a read.
+// openAPI answers the API's OpenAPI document (docs/openapi.yaml).
+func openAPI() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(docs.OpenAPI)
+	})
+}
+
 func (a *App) status() http.Handler {
 	type overall struct {
 		Type string `json:"type"`

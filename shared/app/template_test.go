@@ -39,6 +39,11 @@ var readOnlyFunctions = map[string]bool{
 	"get-merge-queue-metrics": true,
 }
 
+// tablelessFunctions never touch the table: they get no table policy.
+var tablelessFunctions = map[string]bool{
+	"openapi": true, // serves the embedded OpenAPI document
+}
+
 const (
 	templatePath = "../../template.yaml"
 	functionsDir = "../../functions"
@@ -174,6 +179,10 @@ func TestTemplateChecker(t *testing.T) {
 		{"writer with a read policy only", "LinkTicketToTestCaseFunction: writes (not in readOnlyFunctions) but has no DynamoDBCrudPolicy on Table",
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
 				fn(tpl, "LinkTicketToTestCaseFunction").Policies = fn(tpl, "StatusFunction").Policies
+			}},
+		{"tableless function with a table policy", "OpenapiFunction: touches no table but has a table policy",
+			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
+				fn(tpl, "OpenapiFunction").Policies = fn(tpl, "StatusFunction").Policies
 			}},
 		{"reader with a write policy", "GetTestDetailsFunction: read-only but has a write policy",
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
@@ -417,6 +426,10 @@ func checkPolicies(id, folder string, fn *serverless.Function, add func(string, 
 		}
 	}
 	switch {
+	case tablelessFunctions[folder]:
+		if read || write || crud {
+			add("%s: touches no table but has a table policy", id)
+		}
 	case readOnlyFunctions[folder]:
 		if !read {
 			add("%s: no DynamoDBReadPolicy on %s", id, tableID)
