@@ -52,6 +52,7 @@ func TestGolden(t *testing.T) {
 		t.Fatal("no golden requests found")
 	}
 	h := newHarness(t, nil)
+	h.seedQueues(t)
 	for _, reqPath := range reqs {
 		fn := filepath.Base(filepath.Dir(reqPath))
 		name := fn + "/" + strings.TrimSuffix(filepath.Base(reqPath), ".request.json")

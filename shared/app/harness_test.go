@@ -170,10 +170,10 @@ func (h *harness) seed(tb testing.TB) {
 	}{{"acme", web}, {"acme", apiRepo}, {"acme", plain}, {"other", otherRepo}} {
 		must(s.PutTestCase(ctx, sampleTest(r.org, r.repo)))
 	}
-	h.seedQueues(tb)
 }
 
-// seedQueues makes the merge-queue state the golden files read, through
+// seedQueues makes the merge-queue state the golden files read (only
+// they: other tests build their own queues), through
 // the endpoints themselves (no GitHub is configured, so submitted pull
 // requests stay NOT_READY): acme's github.com/Acme/web has a queue on main
 // with pull requests 7 (high), 8 and 9 (urgent, noBatch), and an empty one
