@@ -28,10 +28,16 @@ build:
 run: deps build
 	./bin/mainguard serve $(ARGS)
 
-# The whole suite, with the race detector.
+# staticcheck, pinned, run through `go run` so nothing is installed by hand.
+STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+# The whole suite, with the race detector, after the hygiene checks: vet,
+# gofmt, go.mod tidy, staticcheck.
 test: deps promtool
 	$(GO) vet ./...
-	@test -z "$$(gofmt -l cmd functions shared)" || { echo "gofmt needed:"; gofmt -l cmd functions shared; exit 1; }
+	@test -z "$$(gofmt -l cmd functions shared internal docs)" || { echo "gofmt needed:"; gofmt -l cmd functions shared internal docs; exit 1; }
+	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
+	$(GO) run $(STATICCHECK) ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
 
 # Benchmarks of the request path against DynamoDB Local (see README).

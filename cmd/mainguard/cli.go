@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"syscall"
 	"time"
@@ -170,8 +169,8 @@ func onoff(b bool) string {
 	return "off"
 }
 
-// unreachable says how to reach what did not answer, when err is a dial
-// error (nothing listens there), and "" otherwise.
+// unreachable reports whether err is a dial error: nothing listens where
+// the command went.
 func unreachable(err error) bool {
 	var op *net.OpError
 	return errors.Is(err, syscall.ECONNREFUSED) || (errors.As(err, &op) && op.Op == "dial")
@@ -185,12 +184,6 @@ func dataDirFlag(f *flags, e *env) *string {
 		def = ".data"
 	}
 	return f.String("data-dir", def, "the local server's data folder, holding its DynamoDB address (default $MAINGUARD_DATA_DIR or .data)")
-}
-
-// fileExists reports whether path names an existing file.
-func fileExists(path string) bool {
-	st, err := os.Stat(path)
-	return err == nil && !st.IsDir()
 }
 
 // cmdOf is the command of the table with this name, for its usage.

@@ -201,3 +201,37 @@ func sortedMethods(item *openapi3.PathItem) []string {
 	sort.Strings(ms)
 	return ms
 }
+
+// TestAPIDocListsErrorSentences: every error sentence a golden file pins is
+// in docs/api.md, so the prose description cannot drift from the wire
+// either.
+func TestAPIDocListsErrorSentences(t *testing.T) {
+	md, err := os.ReadFile("../../docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resps, _ := filepath.Glob("testdata/*/*.response.json")
+	n := 0
+	for _, path := range resps {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g golden
+		if err := json.Unmarshal(raw, &g); err != nil {
+			t.Fatal(err)
+		}
+		body, ok := g.Body.(string)
+		if !ok || g.StatusCode < 400 {
+			continue
+		}
+		n++
+		want := "`" + strings.ReplaceAll(strings.TrimSpace(body), "|", `\|`) + "`"
+		if !strings.Contains(string(md), want) {
+			t.Errorf("docs/api.md does not list the error of %s: %s", path, want)
+		}
+	}
+	if n == 0 {
+		t.Error("no error sentences found in the golden files")
+	}
+}
