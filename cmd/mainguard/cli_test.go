@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 	"github.com/mainguard/mainguard/shared/webhooks"
 )
@@ -240,7 +241,7 @@ func TestWebhookListen(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	out := &lockedBuffer{}
+	out := &testkit.SyncBuffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(context.Background(), []string{"webhook", "listen", "--addr", addr, "--secret", secret, "--count", "1"}, out, io.Discard, getenvOf(nil))

@@ -8,10 +8,10 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/store"
@@ -106,30 +106,12 @@ func TestAdministration(t *testing.T) {
 	}
 }
 
-// lockedBuffer is written by the server goroutine and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // startServe runs `mainguard serve` until the test ends and returns its
 // base URL and what it printed.
-func startServe(t *testing.T, e map[string]string, args ...string) (string, *lockedBuffer) {
+func startServe(t *testing.T, e map[string]string, args ...string) (string, *testkit.SyncBuffer) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &lockedBuffer{}
+	out := &testkit.SyncBuffer{}
 	done := make(chan int, 1)
 	go func() {
 		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--github-sim", "off"}, args...), out, io.Discard, getenvOf(e))

@@ -2,7 +2,6 @@ package readmetour
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -11,10 +10,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mainguard/mainguard/internal/testkit"
 )
 
 // The README marks the tour's blocks by their info string: "sh tour-server"
@@ -58,24 +58,6 @@ func freeAddr(t *testing.T) string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-// syncBuffer is a bytes.Buffer that a process writes while the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestREADMETour follows the README's tour literally on a fresh working
@@ -139,7 +121,7 @@ func TestREADMETour(t *testing.T) {
 	serve := exec.CommandContext(ctx, bin, append([]string{"serve", "--addr", addrs["127.0.0.1:8080"], "--github-sim", addrs["127.0.0.1:8081"]}, serveArgs...)...)
 	serve.Dir = work
 	serve.Env = cleanEnv()
-	var serverOut syncBuffer
+	var serverOut testkit.SyncBuffer
 	serve.Stdout, serve.Stderr = &serverOut, &serverOut
 	serve.Cancel = func() error { return serve.Process.Signal(os.Interrupt) }
 	serve.WaitDelay = time.Minute
@@ -168,7 +150,7 @@ func TestREADMETour(t *testing.T) {
 	// so that whatever the shell leaves running ends with the test.
 	sh.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	defer func() { _ = syscall.Kill(-sh.Process.Pid, syscall.SIGKILL) }()
-	var tourOut syncBuffer
+	var tourOut testkit.SyncBuffer
 	sh.Stdout, sh.Stderr = &tourOut, &tourOut
 	if err := sh.Start(); err != nil {
 		t.Fatal(err)
@@ -235,7 +217,7 @@ func serverArgs(t *testing.T, block string) []string {
 }
 
 // waitServing waits for the server to say it serves, or to exit.
-func waitServing(t *testing.T, out *syncBuffer, exited <-chan struct{}) {
+func waitServing(t *testing.T, out *testkit.SyncBuffer, exited <-chan struct{}) {
 	t.Helper()
 	// A generous guard against a hang, not a speed requirement: DynamoDB
 	// Local usually answers within seconds.

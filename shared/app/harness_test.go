@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/store"
@@ -34,27 +34,10 @@ type harness struct {
 	app    *app.App
 	mu     sync.Mutex
 	now    time.Time
-	logs   *syncBuffer
+	logs   *testkit.SyncBuffer
 	tokens map[string]string // placeholder → secret
 	ids    int
 	uuids  int
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func newHarness(tb testing.TB, tweak func(*config.Config)) *harness {
@@ -69,7 +52,7 @@ func newHarness(tb testing.TB, tweak func(*config.Config)) *harness {
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	h := &harness{now: t0, logs: &syncBuffer{}, tokens: map[string]string{}}
+	h := &harness{now: t0, logs: &testkit.SyncBuffer{}, tokens: map[string]string{}}
 	h.app, err = app.New(context.Background(), cfg, app.Options{
 		DB:  db,
 		Log: slog.New(slog.NewJSONHandler(h.logs, nil)),
@@ -98,7 +81,7 @@ func newHarness(tb testing.TB, tweak func(*config.Config)) *harness {
 // newHarnessOn builds a second app on base's table and data through db.
 func newHarnessOn(tb testing.TB, base *harness, db store.DB) *harness {
 	tb.Helper()
-	h := &harness{now: base.clock(), logs: &syncBuffer{}, tokens: base.tokens}
+	h := &harness{now: base.clock(), logs: &testkit.SyncBuffer{}, tokens: base.tokens}
 	var err error
 	h.app, err = app.New(context.Background(), base.app.Config, app.Options{
 		DB: db, Log: slog.New(slog.NewJSONHandler(h.logs, nil)), Now: h.clock,
