@@ -11,7 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/repository"
 )
 
 // env is the world a command runs in, passed in so tests drive it.
@@ -137,10 +137,10 @@ func (f *flags) orgFlag(e *env) *string {
 
 // parseRepo reads HOST/OWNER/NAME, with a sentence showing the form when it
 // is anything else (a URL, OWNER/NAME, extra segments).
-func parseRepo(s string) (store.RepoRef, error) {
-	ref, err := store.ParseRepo(s)
+func parseRepo(s string) (repository.Ref, error) {
+	ref, err := repository.Parse(s)
 	if err != nil {
-		return store.RepoRef{}, usageError(fmt.Sprintf("%q is not a repository: give HOST/OWNER/NAME, e.g. github.com/acme/web", s))
+		return repository.Ref{}, usageError(fmt.Sprintf("%q is not a repository: give HOST/OWNER/NAME, e.g. github.com/acme/web", s))
 	}
 	return ref, nil
 }

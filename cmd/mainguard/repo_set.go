@@ -17,7 +17,7 @@ func repoSet(e *env, args []string) error {
 	jira := f.String("jira-base-url", "", "Jira base URL, e.g. https://acme.atlassian.net (replaces a Linear workspace)")
 	linear := f.String("linear-workspace", "", "Linear workspace slug (replaces a Jira base URL)")
 	branch := f.String("default-branch", "", "the default branch (main unless set)")
-	var h store.HealthSettings
+	var h testhealth.HealthSettings
 	f.Func("quarantine", "on or off: quarantine tests in this repository", onOff(&h.QuarantineEnabled))
 	f.Func("auto-quarantine", "on or off: quarantine unhealthy tests automatically (default on)", onOff(&h.AutoQuarantine))
 	f.Func("pass-on-retry", "on or off: a test that failed and passed on one commit is flaky (default on)", onOff(&h.PassOnRetry))
@@ -79,7 +79,8 @@ func repoSet(e *env, args []string) error {
 	if err != nil && !errs.Is(err, errs.NotFound) {
 		return t.failed(err)
 	}
-	if err := testhealth.SettingsOf(merged(current, settings)).Validate(); err != nil {
+	next := merged(current, settings)
+	if err := testhealth.SettingsOf(next.HealthSettings, next.Branch()).Validate(); err != nil {
 		return usageError(errs.MessageOf(err))
 	}
 	r, err := a.Store.UpdateRepo(e.ctx, *org, ref, settings)
@@ -93,7 +94,7 @@ func repoSet(e *env, args []string) error {
 	case r.LinearWorkspace != "":
 		tracker = "linear " + r.LinearWorkspace
 	}
-	hs := testhealth.SettingsOf(r)
+	hs := testhealth.SettingsOf(r.HealthSettings, r.Branch())
 	fmt.Fprintf(e.stdout, "repository %s of %s: default branch %s, tracker %s\n", r.Ref, *org, r.Branch(), tracker)
 	fmt.Fprintf(e.stdout, "quarantine %s (auto %s); pass-on-retry %s (%d days); failure-rate %s (%d h on %s, ≥%d runs, flaky ≥%g, broken ≥%g); infra-guard %s; broken-streak %s (%d)\n",
 		onoff(hs.QuarantineEnabled), onoff(hs.AutoQuarantine), onoff(hs.PassOnRetry), hs.RecoveryDays,

@@ -46,8 +46,8 @@ func testList(e *env, args []string) error {
 	if err != nil {
 		return t.failed(err)
 	}
-	s := testhealth.SettingsOf(r)
-	var tests []store.TestCase
+	s := testhealth.SettingsOf(r.HealthSettings, r.Branch())
+	var tests []testhealth.TestCase
 	read := func(list func(q store.PageQuery) (store.Page, error)) error {
 		q := store.PageQuery{Limit: 100}
 		for {

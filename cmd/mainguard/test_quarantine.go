@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/mainguard/mainguard/shared/flakyapi"
-	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
@@ -29,9 +28,9 @@ func testQuarantine(e *env, args []string) error {
 	override := ""
 	switch {
 	case *always && !*never && !*unset:
-		override = store.AlwaysQuarantine
+		override = testhealth.AlwaysQuarantine
 	case *never && !*always && !*unset:
-		override = store.NeverQuarantine
+		override = testhealth.NeverQuarantine
 	case *unset && !*always && !*never:
 	default:
 		return usageError("test quarantine needs exactly one of --always, --never, --unset")

@@ -11,7 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/repository"
 )
 
 func badRequest(format string, args ...any) error { return errs.E(errs.Invalid, format, args...) }
@@ -74,13 +74,13 @@ func jsonKind(goKind string) string {
 
 // RequireRepo checks a repository reference: present, every part a
 // non-empty string.
-func RequireRepo(r *store.RepoRef, field string) (store.RepoRef, error) {
+func RequireRepo(r *repository.Ref, field string) (repository.Ref, error) {
 	if r == nil {
-		return store.RepoRef{}, badRequest("%s is required", field)
+		return repository.Ref{}, badRequest("%s is required", field)
 	}
 	for _, p := range []struct{ name, v string }{{"host", r.Host}, {"owner", r.Owner}, {"name", r.Name}} {
 		if strings.TrimSpace(p.v) == "" {
-			return store.RepoRef{}, badRequest("%s.%s is required", field, p.name)
+			return repository.Ref{}, badRequest("%s.%s is required", field, p.name)
 		}
 	}
 	return *r, nil

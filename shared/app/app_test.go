@@ -16,11 +16,11 @@ import (
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/flakyapi"
-	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 )
 
-var web = store.RepoRef{Host: "github.com", Owner: "Acme", Name: "web"}
+var web = repository.Ref{Host: "github.com", Owner: "Acme", Name: "web"}
 
 func details(tb testing.TB, h *harness) flakyapi.TestCase {
 	tb.Helper()
@@ -74,7 +74,7 @@ func TestLinkTicketShowsOnTheTestAndQueuesTheEvent(t *testing.T) {
 		t.Errorf("events share id %s", evs[0].ID)
 	}
 	// The other tenant's copy of the test is untouched.
-	other, err := h.app.Store.GetTestCase(context.Background(), "other", store.RepoRef{Host: "github.com", Owner: "other", Name: "web"}, testID)
+	other, err := h.app.Store.GetTestCase(context.Background(), "other", repository.Ref{Host: "github.com", Owner: "other", Name: "web"}, testID)
 	if err != nil || other.Ticket != nil {
 		t.Errorf("other tenant's test: %+v %v", other.Ticket, err)
 	}
@@ -118,7 +118,7 @@ func TestRateLimitAnswers429WithRetryAfter(t *testing.T) {
 		t.Errorf("retry-after = %q", resp.Headers["retry-after"])
 	}
 	// The other tenant has its own bucket.
-	oev := event("/flaky-tests/get-test-details", map[string]any{"repo": store.RepoRef{Host: "github.com", Owner: "other", Name: "web"}, "org_url_slug": "other", "test_id": testID})
+	oev := event("/flaky-tests/get-test-details", map[string]any{"repo": repository.Ref{Host: "github.com", Owner: "other", Name: "web"}, "org_url_slug": "other", "test_id": testID})
 	oev.Headers["x-api-token"] = "{{TOKEN}}_OTHER"
 	if got := h.call(t, "get-test-details", oev).StatusCode; got != 200 {
 		t.Errorf("other tenant limited by acme's traffic: %d", got)

@@ -11,8 +11,10 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
+	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
 // countingDB counts the DynamoDB calls the service makes.
@@ -94,7 +96,7 @@ func BenchmarkGetTestDetails(b *testing.B) {
 func BenchmarkGetTestDetailsHistory(b *testing.B) {
 	h := newHarness(b, nil)
 	ctx := context.Background()
-	repo := store.RepoRef{Host: "github.com", Owner: "acme", Name: "api"}
+	repo := repository.Ref{Host: "github.com", Owner: "acme", Name: "api"}
 	// seed records runs of test id in up to 1,021 uploads, one an hour
 	// going back (cycling over the last 7 days), up to 98 runs each: a
 	// transaction's worth.
@@ -106,17 +108,17 @@ func BenchmarkGetTestDetailsHistory(b *testing.B) {
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem }()
-				up := store.UploadRuns{Org: "acme", Repo: repo, Upload: fmt.Sprintf("seed-%s-%05d", id[:8], u),
+				up := testhealth.UploadRuns{Org: "acme", Repo: repo, Upload: fmt.Sprintf("seed-%s-%05d", id[:8], u),
 					At: t0.Add(-time.Duration(u%168) * time.Hour), SHA: fmt.Sprintf("sha%05d", u), Branch: "main", Monitored: true}
-				var rs []store.Run
+				var rs []testhealth.Run
 				for i := range runs / uploads {
 					st := "passed"
 					if (u*runs/uploads+i)%10 == 0 { // one run in ten fails
 						st = "failed"
 					}
-					rs = append(rs, store.Run{Seq: i, Status: st, Cluster: "c1", Summary: "boom"})
+					rs = append(rs, testhealth.Run{Seq: i, Status: st, Cluster: "c1", Summary: "boom"})
 				}
-				errc <- h.app.Store.RecordRuns(ctx, up, []store.TestRuns{{Test: store.TestCase{ID: id, Name: "t" + id[:4]}, Runs: rs}})
+				errc <- h.app.Store.RecordRuns(ctx, up, []testhealth.TestRuns{{Test: testhealth.TestCase{ID: id, Name: "t" + id[:4]}, Runs: rs}})
 			}()
 		}
 		for range cap(sem) {

@@ -25,7 +25,9 @@ import (
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/flakyapi"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testhealth"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
 	"github.com/mainguard/mainguard/shared/webhooks"
 )
@@ -138,7 +140,7 @@ func streamInsert(tb testing.TB, h *harness, org string) events.DynamoDBEvent {
 
 // ingest uploads one CI run of an acme repository and ingests it as the
 // deployed function does, from the bucket's object-created event.
-func ingest(tb testing.TB, h *harness, repo store.RepoRef, id, sha, branch string, pr int, junit string) {
+func ingest(tb testing.TB, h *harness, repo repository.Ref, id, sha, branch string, pr int, junit string) {
 	tb.Helper()
 	ctx := context.Background()
 	up := store.Upload{ID: id, Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", id), CreatedAt: h.clock()}
@@ -176,7 +178,7 @@ const retriedLogin = `<testsuites><testsuite name="suite">` +
 	`</testsuite></testsuites>`
 
 // mobile is the repository of the test-health event scenario.
-var mobile = store.RepoRef{Host: "github.com", Owner: "acme", Name: "mobile"}
+var mobile = repository.Ref{Host: "github.com", Owner: "acme", Name: "mobile"}
 
 // eventScenario makes events happen through the code that writes them
 // when deployed. Each runs on a fresh harness (t0 clock, event ids
@@ -259,7 +261,7 @@ func shopCI(t *testing.T, h *harness, sim *githubsim.Server, state string) {
 		}
 	}
 	h.advance(time.Minute)
-	k := store.QueueKey{Org: "acme", Repo: store.RepoRef{Host: "github.com", Owner: "acme", Name: "shop"}, Branch: "main"}
+	k := store.QueueKey{Org: "acme", Repo: repository.Ref{Host: "github.com", Owner: "acme", Name: "shop"}, Branch: "main"}
 	if err := h.app.MergeQueue.Driver.Advance(context.Background(), k); err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +318,7 @@ var eventScenarios = []eventScenario{
 			on, off := true, false
 			_, err := h.app.Store.UpdateRepo(ctx, "acme", mobile, store.RepoSettings{
 				JiraBaseURL: ptr("https://acme.atlassian.net"),
-				Health:      store.HealthSettings{QuarantineEnabled: &on, AutoQuarantine: &off},
+				Health:      testhealth.HealthSettings{QuarantineEnabled: &on, AutoQuarantine: &off},
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -335,7 +337,7 @@ var eventScenarios = []eventScenario{
 			login := changed.TestCase.ID
 			// Someone quarantines it for good, with a reason.
 			h.advance(time.Minute)
-			if _, err := h.app.Health.SetOverride(ctx, "acme", mobile, login, store.AlwaysQuarantine,
+			if _, err := h.app.Health.SetOverride(ctx, "acme", mobile, login, testhealth.AlwaysQuarantine,
 				flakyapi.Actor{FullName: "Ada Lovelace", Email: "ada@acme.example"}, "flaky on every PR"); err != nil {
 				t.Fatal(err)
 			}

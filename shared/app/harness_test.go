@@ -15,6 +15,7 @@ import (
 	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 	"github.com/mainguard/mainguard/shared/testhealth"
@@ -132,24 +133,24 @@ func (h *harness) seed(tb testing.TB) {
 	must(err)
 	h.tokens["{{REVOKED_TOKEN}}"] = revoked
 
-	web := store.RepoRef{Host: "github.com", Owner: "Acme", Name: "web"}
+	web := repository.Ref{Host: "github.com", Owner: "Acme", Name: "web"}
 	_, err = s.UpdateRepo(ctx, "acme", web, store.RepoSettings{JiraBaseURL: ptr("https://acme.atlassian.net/")})
 	must(err)
-	apiRepo := store.RepoRef{Host: "github.com", Owner: "acme", Name: "api"}
+	apiRepo := repository.Ref{Host: "github.com", Owner: "acme", Name: "api"}
 	// The api repository quarantines (automatically, the default).
 	on := true
-	_, err = s.UpdateRepo(ctx, "acme", apiRepo, store.RepoSettings{LinearWorkspace: ptr("acme"), Health: store.HealthSettings{QuarantineEnabled: &on}})
+	_, err = s.UpdateRepo(ctx, "acme", apiRepo, store.RepoSettings{LinearWorkspace: ptr("acme"), Health: testhealth.HealthSettings{QuarantineEnabled: &on}})
 	must(err)
-	plain := store.RepoRef{Host: "gitlab.com", Owner: "acme/group", Name: "plain"}
+	plain := repository.Ref{Host: "gitlab.com", Owner: "acme/group", Name: "plain"}
 	_, err = s.UpdateRepo(ctx, "acme", plain, store.RepoSettings{})
 	must(err)
-	otherRepo := store.RepoRef{Host: "github.com", Owner: "other", Name: "web"}
+	otherRepo := repository.Ref{Host: "github.com", Owner: "other", Name: "web"}
 	_, err = s.UpdateRepo(ctx, "other", otherRepo, store.RepoSettings{JiraBaseURL: ptr("https://other.atlassian.net")})
 	must(err)
 
 	for _, r := range []struct {
 		org  string
-		repo store.RepoRef
+		repo repository.Ref
 	}{{"acme", web}, {"acme", apiRepo}, {"acme", plain}, {"other", otherRepo}} {
 		must(s.PutTestCase(ctx, sampleTest(r.org, r.repo)))
 	}
@@ -191,20 +192,20 @@ func (h *harness) seedQueues(tb testing.TB) {
 
 // sampleTest is a flaky test with history: 24 h: 4 passed, 1 failed;
 // 7 d: 10 passed, 3 failed; two failure clusters and two failing PRs in 7 d.
-func sampleTest(org string, repo store.RepoRef) store.TestCase {
+func sampleTest(org string, repo repository.Ref) testhealth.TestCase {
 	hour := func(d time.Duration) string { return testhealth.HourKey(t0.Add(-d)) }
 	day := func(d time.Duration) string { return testhealth.DayKey(t0.Add(-d)) }
-	return store.TestCase{
+	return testhealth.TestCase{
 		Org: org, Repo: repo, ID: testID,
 		Name: "example_name", FilePath: "src/lib.rs", Parent: "parent/fact/path", Classname: "ExampleClass",
-		Status: store.TestStatus{
+		Status: testhealth.TestStatus{
 			Value: "flaky", Reason: "pass-on-retry: failed and passed on commit 1a2b3c4 (main)",
 			Timestamp: t0.Add(-26 * time.Hour),
 		},
 		FirstSeen:    t0.Add(-10 * 24 * time.Hour),
 		PassedByHour: map[string]int{hour(time.Hour): 4, hour(3 * 24 * time.Hour): 6, hour(9 * 24 * time.Hour): 40},
 		FailedByHour: map[string]int{hour(2 * time.Hour): 1, hour(3 * 24 * time.Hour): 2, hour(9 * 24 * time.Hour): 40},
-		Failures: map[string]store.FailureCluster{
+		Failures: map[string]testhealth.FailureCluster{
 			"a": {Summary: "connection refused to 10.0.0.7:5432", Last: t0.Add(-2 * time.Hour), ByDay: map[string]int{day(2 * time.Hour): 1, day(3 * 24 * time.Hour): 1}},
 			"b": {Summary: "expected 200, got 503", Last: t0.Add(-3 * 24 * time.Hour), ByDay: map[string]int{day(3 * 24 * time.Hour): 1}},
 			"c": {Summary: "old failure", Last: t0.Add(-9 * 24 * time.Hour), ByDay: map[string]int{day(9 * 24 * time.Hour): 40}},

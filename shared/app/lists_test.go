@@ -9,7 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
 type pageJSON struct {
@@ -33,12 +34,12 @@ type unhealthyPage struct {
 func TestListPagination(t *testing.T) {
 	h := newHarness(t, nil)
 	ctx := context.Background()
-	repo := store.RepoRef{Host: "github.com", Owner: "acme", Name: "api"}
+	repo := repository.Ref{Host: "github.com", Owner: "acme", Name: "api"}
 	var want []string
 	for i := range 25 {
 		tc := sampleTest("acme", repo)
 		tc.ID = fmt.Sprintf("00000000-0000-5000-8000-%012d", i)
-		tc.Status = store.TestStatus{Value: "broken", Reason: "broken-streak", Timestamp: t0}
+		tc.Status = testhealth.TestStatus{Value: "broken", Reason: "broken-streak", Timestamp: t0}
 		if err := h.app.Store.PutTestCase(ctx, tc); err != nil {
 			t.Fatal(err)
 		}

@@ -63,7 +63,7 @@ func OverrideName(o string) string {
 
 // StatusChangedEvent renders the outbox event for tc's status having
 // changed from previous (tc holds the new status and its quarantine flag).
-func (v Viewer) StatusChangedEvent(id string, tc store.TestCase, s testhealth.Settings, previous string, now time.Time) (store.Event, error) {
+func (v Viewer) StatusChangedEvent(id string, tc testhealth.TestCase, s testhealth.Settings, previous string, now time.Time) (store.Event, error) {
 	view := v.Full(tc, s, now)
 	// The classifier's reason, which says what changed ("recovered (was flaky):
 	// …"), not only the evidence a later read would show.
@@ -76,7 +76,7 @@ func (v Viewer) StatusChangedEvent(id string, tc store.TestCase, s testhealth.Se
 
 // QuarantineSettingEvent renders the outbox event for tc's override having
 // changed from previous to tc's.
-func (v Viewer) QuarantineSettingEvent(id string, tc store.TestCase, s testhealth.Settings, previous string, actor Actor, reason string, now time.Time) (store.Event, error) {
+func (v Viewer) QuarantineSettingEvent(id string, tc testhealth.TestCase, s testhealth.Settings, previous string, actor Actor, reason string, now time.Time) (store.Event, error) {
 	var r *string
 	if reason != "" {
 		r = &reason

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
@@ -28,9 +29,9 @@ type Handlers struct {
 }
 
 type getTestDetailsRequest struct {
-	Repo       *store.RepoRef `json:"repo"`
-	OrgURLSlug string         `json:"org_url_slug"`
-	TestID     string         `json:"test_id"`
+	Repo       *repository.Ref `json:"repo"`
+	OrgURLSlug string          `json:"org_url_slug"`
+	TestID     string          `json:"test_id"`
 }
 
 // GetTestDetails serves POST /flaky-tests/get-test-details: one
@@ -56,16 +57,16 @@ func (h *Handlers) GetTestDetails() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		s := testhealth.SettingsOf(settings)
+		s := testhealth.SettingsOf(settings.HealthSettings, settings.Branch())
 		tc.Quarantined = testhealth.Quarantined(tc, s)
 		return map[string]TestCase{"test": h.Viewer.Full(tc, s, h.Now())}, nil
 	})
 }
 
 type linkTicketRequest struct {
-	TestCaseID       string         `json:"test_case_id"`
-	ExternalTicketID string         `json:"external_ticket_id"`
-	Repo             *store.RepoRef `json:"repo"`
+	TestCaseID       string          `json:"test_case_id"`
+	ExternalTicketID string          `json:"external_ticket_id"`
+	Repo             *repository.Ref `json:"repo"`
 }
 
 // ticketRE is the shape of Jira keys and Linear ids alike: PROJ-123.
@@ -110,7 +111,7 @@ func (h *Handlers) LinkTicket() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		s := testhealth.SettingsOf(settings)
+		s := testhealth.SettingsOf(settings.HealthSettings, settings.Branch())
 		tc.Quarantined = testhealth.Quarantined(tc, s)
 		var ticketURL string
 		switch {
@@ -122,7 +123,7 @@ func (h *Handlers) LinkTicket() http.Handler {
 			return nil, errs.E(errs.Invalid, "no issue tracker is configured for this repository")
 		}
 		now := h.Now()
-		tc.Ticket = &store.Ticket{ID: key, HTMLURL: ticketURL}
+		tc.Ticket = &testhealth.Ticket{ID: key, HTMLURL: ticketURL}
 		payload, err := json.Marshal(TicketLinked{
 			Type: EventTicketLinked, Timestamp: ts(now),
 			TestCase: h.Viewer.Full(tc, s, now), Ticket: Ticket{ID: key, HTMLURL: ticketURL},

@@ -10,17 +10,18 @@ import (
 
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
 type listRequest struct {
-	Repo       *store.RepoRef `json:"repo"`
-	OrgURLSlug string         `json:"org_url_slug"`
-	PageQuery  *PageQuery     `json:"page_query"`
-	Status     string         `json:"status"`
-	StartTime  string         `json:"start_time"`
-	EndTime    string         `json:"end_time"`
+	Repo       *repository.Ref `json:"repo"`
+	OrgURLSlug string          `json:"org_url_slug"`
+	PageQuery  *PageQuery      `json:"page_query"`
+	Status     string          `json:"status"`
+	StartTime  string          `json:"start_time"`
+	EndTime    string          `json:"end_time"`
 }
 
 // listed is what every list request shares once checked.
@@ -85,7 +86,7 @@ func (l listed) cursorFor(req *listRequest, query string) (cursor, error) {
 }
 
 // indexPage reads the page c selects from an index list of total rows.
-func (l listed) indexPage(c cursor, total int, read func(store.PageQuery) (store.Page, error), key func(store.TestCase) string) ([]store.TestCase, Page, error) {
+func (l listed) indexPage(c cursor, total int, read func(store.PageQuery) (store.Page, error), key func(testhealth.TestCase) string) ([]testhealth.TestCase, Page, error) {
 	q := store.PageQuery{Limit: l.size, After: c.After, Before: c.Before, Last: c.Last}
 	pages := pageCount(total, l.size)
 	if c.Last {
@@ -138,7 +139,7 @@ func (h *Handlers) ListQuarantined() http.Handler {
 			return nil, err
 		}
 		ctx := r.Context()
-		settings := testhealth.SettingsOf(l.repo)
+		settings := testhealth.SettingsOf(l.repo.HealthSettings, l.repo.Branch())
 		alwaysOnly := !settings.AutoQuarantine
 		query := fmt.Sprintf("quarantined|%s|%t", l.repo.Ref.Key(), alwaysOnly)
 		c, err := l.cursorFor(req, query)
@@ -153,7 +154,7 @@ func (h *Handlers) ListQuarantined() http.Handler {
 		}
 		tests, page, err := l.indexPage(c, total, func(q store.PageQuery) (store.Page, error) {
 			return h.Store.ListQuarantineCandidates(ctx, l.org, l.repo.Ref, alwaysOnly, q)
-		}, func(tc store.TestCase) string { return store.IndexKey(tc, true) })
+		}, func(tc testhealth.TestCase) string { return store.IndexKey(tc, true) })
 		if err != nil {
 			return nil, err
 		}
@@ -207,11 +208,11 @@ func (h *Handlers) ListUnhealthy() http.Handler {
 		}
 		tests, page, err := l.indexPage(c, total, func(q store.PageQuery) (store.Page, error) {
 			return h.Store.ListUnhealthy(ctx, l.org, l.repo.Ref, status, q)
-		}, func(tc store.TestCase) string { return store.IndexKey(tc, false) })
+		}, func(tc testhealth.TestCase) string { return store.IndexKey(tc, false) })
 		if err != nil {
 			return nil, err
 		}
-		settings := testhealth.SettingsOf(l.repo)
+		settings := testhealth.SettingsOf(l.repo.HealthSettings, l.repo.Branch())
 		items := []TestCase{}
 		for _, tc := range tests {
 			tc.Quarantined = testhealth.Quarantined(tc, settings)
@@ -283,7 +284,7 @@ func (h *Handlers) ListFailing() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		settings := testhealth.SettingsOf(l.repo)
+		settings := testhealth.SettingsOf(l.repo.HealthSettings, l.repo.Branch())
 		now := h.Now()
 		items := []TestCase{}
 		for _, tc := range tests {

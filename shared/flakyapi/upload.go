@@ -17,6 +17,7 @@ import (
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
@@ -40,7 +41,7 @@ type testIdentifier struct {
 }
 
 type quarantineConfigRequest struct {
-	Repo            *store.RepoRef   `json:"repo"`
+	Repo            *repository.Ref  `json:"repo"`
 	OrgURLSlug      string           `json:"orgUrlSlug"`
 	TestIdentifiers []testIdentifier `json:"testIdentifiers"`
 }
@@ -67,7 +68,7 @@ func (h *Handlers) GetQuarantineConfig() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		settings := testhealth.SettingsOf(repo)
+		settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
 		if !settings.QuarantineEnabled {
 			return answer{IsDisabled: true, TestIDs: []string{}}, nil
 		}
@@ -113,22 +114,22 @@ func (h *Handlers) GetQuarantineConfig() http.Handler {
 // uploaderRepo checks the repository and organization every uploader
 // call names (orgUrlSlug, in the uploader's spelling): shape first (400),
 // then the organization (404).
-func uploaderRepo(r *http.Request, repo *store.RepoRef, slug string) (store.RepoRef, string, error) {
+func uploaderRepo(r *http.Request, repo *repository.Ref, slug string) (repository.Ref, string, error) {
 	ref, err := api.RequireRepo(repo, "repo")
 	if err != nil {
-		return store.RepoRef{}, "", err
+		return repository.Ref{}, "", err
 	}
 	if err := api.RequireString(slug, "orgUrlSlug"); err != nil {
-		return store.RepoRef{}, "", err
+		return repository.Ref{}, "", err
 	}
 	org, err := ownOrg(r.Context(), slug)
 	return ref, org, err
 }
 
 type createBundleUploadRequest struct {
-	Repo          *store.RepoRef `json:"repo"`
-	OrgURLSlug    string         `json:"orgUrlSlug"`
-	ClientVersion string         `json:"clientVersion"`
+	Repo          *repository.Ref `json:"repo"`
+	OrgURLSlug    string          `json:"orgUrlSlug"`
+	ClientVersion string          `json:"clientVersion"`
 }
 
 // CreateBundleUpload serves POST /metrics/createBundleUpload: it records a

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
@@ -61,7 +60,7 @@ type Viewer struct {
 
 // Full renders tc with every field, figures computed for now under its
 // repository's settings s.
-func (v Viewer) Full(tc store.TestCase, s testhealth.Settings, now time.Time) TestCase {
+func (v Viewer) Full(tc testhealth.TestCase, s testhealth.Settings, now time.Time) TestCase {
 	out := v.Brief(tc, s, now)
 	failures := []Failure{}
 	for _, f := range testhealth.MostCommonFailures(tc, 5, now) {
@@ -75,7 +74,7 @@ func (v Viewer) Full(tc store.TestCase, s testhealth.Settings, now time.Time) Te
 // Brief renders tc without the failure figures (list-unhealthy-tests);
 // pull requests impacted are still counted for now, and a healthy test's
 // reason states its evidence as of now.
-func (v Viewer) Brief(tc store.TestCase, s testhealth.Settings, now time.Time) TestCase {
+func (v Viewer) Brief(tc testhealth.TestCase, s testhealth.Settings, now time.Time) TestCase {
 	status := testhealth.Status(tc, s, now)
 	out := TestCase{
 		ID:          tc.ID,
@@ -103,7 +102,7 @@ func (v Viewer) Brief(tc store.TestCase, s testhealth.Settings, now time.Time) T
 
 // testURL is the test's page in the web app, built as the public uploader
 // builds it: {app}/{org}/flaky-tests/test/{id}?repo={owner}%2F{name}.
-func (v Viewer) testURL(tc store.TestCase) string {
+func (v Viewer) testURL(tc testhealth.TestCase) string {
 	return strings.TrimRight(v.PublicAppURL, "/") + "/" + url.PathEscape(tc.Org) +
 		"/flaky-tests/test/" + tc.ID + "?repo=" + url.QueryEscape(tc.Repo.Owner+"/"+tc.Repo.Name)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/flakyapi"
 	"github.com/mainguard/mainguard/shared/health"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 	"github.com/mainguard/mainguard/shared/testhealth"
@@ -29,7 +30,7 @@ import (
 
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
-var repo = store.RepoRef{Host: "github.com", Owner: "acme", Name: "web"}
+var repo = repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
 
 // clock is a settable clock shared by the store and the service.
 type clock struct {
@@ -152,7 +153,7 @@ func report(file string, cases ...string) []byte {
 	return []byte(b.String())
 }
 
-func (e *env) test(name string) store.TestCase {
+func (e *env) test(name string) testhealth.TestCase {
 	e.t.Helper()
 	id := testhealth.TestID(testhealth.Identity{Org: "acme", Repo: "github.com/acme/web", File: "src/app_test.go", Classname: "pkg", Parent: "suite", Name: name})
 	tc, err := e.s.GetTestCase(context.Background(), "acme", repo, id)
@@ -274,8 +275,8 @@ func TestCrashedIngestResumesWithoutDoubleCounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	aID := testhealth.TestID(testhealth.Identity{Org: "acme", Repo: "github.com/acme/web", File: "src/app_test.go", Classname: "pkg", Parent: "suite", Name: "a"})
-	err := e.s.RecordRuns(ctx, store.UploadRuns{Org: "acme", Repo: repo, Upload: id, At: e.clock.Now(), SHA: "s1", Branch: "main", Monitored: true, Streak: true},
-		[]store.TestRuns{{Test: store.TestCase{ID: aID, Name: "a", FilePath: "src/app_test.go", Parent: "suite", Classname: "pkg"}, Runs: []store.Run{{Seq: 0, Status: "passed"}}}})
+	err := e.s.RecordRuns(ctx, testhealth.UploadRuns{Org: "acme", Repo: repo, Upload: id, At: e.clock.Now(), SHA: "s1", Branch: "main", Monitored: true, Streak: true},
+		[]testhealth.TestRuns{{Test: testhealth.TestCase{ID: aID, Name: "a", FilePath: "src/app_test.go", Parent: "suite", Classname: "pkg"}, Runs: []testhealth.Run{{Seq: 0, Status: "passed"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
@@ -38,7 +39,7 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 	if err != nil {
 		return err
 	}
-	settings := testhealth.SettingsOf(repo)
+	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
 
 	check, err := s.check(ctx, up)
 	var refused *bundle.Error
@@ -57,7 +58,7 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 		return err
 	}
 	guarded := settings.Guarded(check.cases, check.failedCases)
-	runs := store.UploadRuns{
+	runs := testhealth.UploadRuns{
 		Org: org, Repo: repo.Ref, Upload: uploadID, At: at,
 		SHA: meta.Repo.HeadSHA, Branch: meta.Repo.HeadBranch, PR: meta.PullRequest(),
 		Monitored: !guarded && testhealth.MatchBranch(settings.Branches, meta.Repo.HeadBranch),
@@ -112,7 +113,7 @@ func (s *Service) check(ctx context.Context, up store.Upload) (checked, error) {
 			if !strings.EqualFold(m.Org, up.Org) {
 				return &bundle.Error{Reason: fmt.Sprintf("meta.json names organization %q, but the upload belongs to %q", m.Org, up.Org)}
 			}
-			ref := store.RepoRef{Host: m.Repo.Host, Owner: m.Repo.Owner, Name: m.Repo.Name}
+			ref := repository.Ref{Host: m.Repo.Host, Owner: m.Repo.Owner, Name: m.Repo.Name}
 			if ref.Key() != up.Repo.Key() {
 				return &bundle.Error{Reason: fmt.Sprintf("meta.json names repository %s, but the upload was created for %s", ref, up.Repo)}
 			}
@@ -188,28 +189,28 @@ func (s *Service) codeowners(ctx context.Context, up store.Upload, c checked, at
 type recorder struct {
 	ctx      context.Context
 	s        *Service
-	up       store.UploadRuns
+	up       testhealth.UploadRuns
 	settings testhealth.Settings
 	owners   *codeowners.File
 	ownersOf map[string][]string // file → owners, per upload
 	meta     bundle.Meta
 
-	batch   []store.TestRuns
+	batch   []testhealth.TestRuns
 	index   map[string]int // test id → position in batch
 	actions int
 	seq     int
 	tests   int // distinct tests per batch, summed (an upper bound across batches)
 
-	work chan []store.TestRuns
+	work chan []testhealth.TestRuns
 	wg   sync.WaitGroup
 	mu   sync.Mutex
 	err  error
 }
 
-func newRecorder(ctx context.Context, s *Service, up store.UploadRuns, settings testhealth.Settings, owners *codeowners.File, meta bundle.Meta, workers int) *recorder {
+func newRecorder(ctx context.Context, s *Service, up testhealth.UploadRuns, settings testhealth.Settings, owners *codeowners.File, meta bundle.Meta, workers int) *recorder {
 	r := &recorder{
 		ctx: ctx, s: s, up: up, settings: settings, owners: owners, ownersOf: map[string][]string{}, meta: meta,
-		index: map[string]int{}, work: make(chan []store.TestRuns, workers),
+		index: map[string]int{}, work: make(chan []testhealth.TestRuns, workers),
 	}
 	for range workers {
 		r.wg.Add(1)
@@ -254,7 +255,7 @@ func (r *recorder) add(_ string, jr junit.Run) error {
 		File: jr.File, Classname: jr.Classname, Parent: jr.Parent, Name: jr.Name, ExplicitID: jr.ID,
 		Variant: r.meta.Variant,
 	})
-	run := store.Run{Seq: r.seq, Status: string(jr.Status), Attempt: jr.Attempt, Duration: jr.Duration}
+	run := testhealth.Run{Seq: r.seq, Status: string(jr.Status), Attempt: jr.Attempt, Duration: jr.Duration}
 	r.seq++
 	if run.Failed() {
 		run.Message = jr.Message
@@ -274,7 +275,7 @@ func (r *recorder) add(_ string, jr junit.Run) error {
 		i, ok, need = 0, false, 3
 	}
 	if !ok {
-		tr := store.TestRuns{Test: store.TestCase{
+		tr := testhealth.TestRuns{Test: testhealth.TestCase{
 			ID: id, Name: jr.Name, Variant: r.meta.Variant, FilePath: jr.File, Parent: jr.Parent, Classname: jr.Classname,
 		}}
 		if r.owners != nil && jr.File != "" {
@@ -326,7 +327,7 @@ func (r *recorder) abort() {
 }
 
 // record stores one batch and classifies its tests.
-func (r *recorder) record(batch []store.TestRuns) error {
+func (r *recorder) record(batch []testhealth.TestRuns) error {
 	ctx := r.ctx
 	if err := r.s.Store.RecordRuns(ctx, r.up, batch); err != nil {
 		return err

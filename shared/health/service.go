@@ -8,6 +8,7 @@ import (
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/flakyapi"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
@@ -25,26 +26,21 @@ type Service struct {
 	Workers int
 }
 
-// keep is how long counters stay on an aggregate: the longest window (7
-// days) and one bucket more.
-const keep = testhealth.Week + testhealth.Day
-
 // decide is the whole health decision for one test: new flake evidence
 // from its commit, then the status, then when it became a quarantine
-// candidate. It returns the test as it should be, the stale counters to
-// drop, and whether anything is to be written.
-func decide(tc store.TestCase, commit *store.CommitResult, s testhealth.Settings, now time.Time) (store.TestCase, []string, bool) {
-	after := tc
+// candidate, with the counters that left every window pruned. It returns
+// the test as it should be and whether anything is to be written.
+func decide(tc testhealth.TestCase, commit *testhealth.CommitResult, s testhealth.Settings, now time.Time) (testhealth.TestCase, bool) {
+	after, pruned := testhealth.Prune(tc, now)
 	if commit != nil && s.PassOnRetry {
 		if at, ok := commit.Flaky(); ok && (tc.Flake == nil || at.After(tc.Flake.At)) {
-			after.Flake = &store.FlakeEvidence{At: at, SHA: commit.SHA, Branch: commit.Branch}
+			after.Flake = &testhealth.FlakeEvidence{At: at, SHA: commit.SHA, Branch: commit.Branch}
 		}
 	}
 	after.Status = testhealth.Classify(after, s, now)
 	if after.QuarantineCandidate() != "" && tc.QuarantineCandidate() == "" {
 		after.QuarantineSince = now
 	}
-	stale := append(tc.StaleAttributes(now, keep), tc.ExcessClusters()...)
 	statusChanged := after.Status != tc.Status
 	if testhealth.Previous(tc) == testhealth.Healthy && after.Status.Value == testhealth.Healthy {
 		// A healthy test stays healthy: a read states its evidence as of
@@ -53,12 +49,12 @@ func decide(tc store.TestCase, commit *store.CommitResult, s testhealth.Settings
 		// since it was first seen already).
 		statusChanged = false
 	}
-	changed := statusChanged || len(stale) > 0 ||
+	changed := statusChanged || pruned ||
 		!after.QuarantineSince.Equal(tc.QuarantineSince) || flakeChanged(tc.Flake, after.Flake)
-	return after, stale, changed
+	return after, changed
 }
 
-func flakeChanged(a, b *store.FlakeEvidence) bool {
+func flakeChanged(a, b *testhealth.FlakeEvidence) bool {
 	if a == nil || b == nil {
 		return a != b
 	}
@@ -67,7 +63,7 @@ func flakeChanged(a, b *store.FlakeEvidence) bool {
 
 // apply writes one decision with the status_changed event when the value
 // changed. Conflict when another writer got there first.
-func (s *Service) apply(ctx context.Context, before, after store.TestCase, stale []string, settings testhealth.Settings, now time.Time) error {
+func (s *Service) apply(ctx context.Context, before, after testhealth.TestCase, settings testhealth.Settings, now time.Time) error {
 	var events []store.Event
 	if prev := testhealth.Previous(before); after.Status.Value != prev {
 		after.Quarantined = testhealth.Quarantined(after, settings)
@@ -77,7 +73,7 @@ func (s *Service) apply(ctx context.Context, before, after store.TestCase, stale
 		}
 		events = append(events, ev)
 	}
-	return s.Store.UpdateHealth(ctx, before, after, stale, events)
+	return s.Store.UpdateHealth(ctx, before, after, events)
 }
 
 // Reclassify decides the health of tests of one repository again and
@@ -85,20 +81,20 @@ func (s *Service) apply(ctx context.Context, before, after store.TestCase, stale
 // for a scheduled pass), so that a failure and a pass on it are seen. A
 // decision that loses a race with another writer is made again on fresh
 // data.
-func (s *Service) Reclassify(ctx context.Context, org string, repo store.RepoRef, settings testhealth.Settings, sha string, ids []string) error {
+func (s *Service) Reclassify(ctx context.Context, org string, repo repository.Ref, settings testhealth.Settings, sha string, ids []string) error {
 	for try := 0; len(ids) > 0; try++ {
 		if try > 6 {
 			return errs.E(errs.Unavailable, "tests kept changing while being classified")
 		}
-		var tests map[string]store.TestCase
-		var commits map[string]store.CommitResult
+		var tests map[string]testhealth.TestCase
+		var commits map[string]testhealth.CommitResult
 		var err error
 		if sha != "" {
 			tests, commits, err = s.Store.TestsAndCommits(ctx, org, repo, sha, ids)
 		} else {
-			var list []store.TestCase
+			var list []testhealth.TestCase
 			list, err = s.Store.GetTestCases(ctx, org, repo, ids)
-			tests = map[string]store.TestCase{}
+			tests = map[string]testhealth.TestCase{}
 			for _, tc := range list {
 				tests[tc.ID] = tc
 			}
@@ -113,15 +109,15 @@ func (s *Service) Reclassify(ctx context.Context, org string, repo store.RepoRef
 			if !ok {
 				continue
 			}
-			var commit *store.CommitResult
+			var commit *testhealth.CommitResult
 			if c, ok := commits[id]; ok {
 				commit = &c
 			}
-			after, stale, changed := decide(tc, commit, settings, now)
+			after, changed := decide(tc, commit, settings, now)
 			if !changed {
 				continue
 			}
-			err := s.apply(ctx, tc, after, stale, settings, now)
+			err := s.apply(ctx, tc, after, settings, now)
 			switch {
 			case errs.Is(err, errs.Conflict):
 				retry = append(retry, id)
@@ -150,7 +146,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			return n, err
 		}
 		for _, repo := range repos {
-			settings := testhealth.SettingsOf(repo)
+			settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
 			for _, status := range []string{testhealth.Flaky, testhealth.Broken} {
 				q := store.PageQuery{Limit: 100}
 				for {
@@ -177,20 +173,20 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// SetOverride sets a test's quarantine override (store.AlwaysQuarantine,
-// store.NeverQuarantine or "" for unspecified) and writes the
+// SetOverride sets a test's quarantine override (testhealth.AlwaysQuarantine,
+// testhealth.NeverQuarantine or "" for unspecified) and writes the
 // test_case.quarantining_setting_changed event with it. Setting the value
 // it has changes nothing and emits nothing.
-func (s *Service) SetOverride(ctx context.Context, org string, repo store.RepoRef, id, override string, actor flakyapi.Actor, reason string) (store.TestCase, error) {
+func (s *Service) SetOverride(ctx context.Context, org string, repo repository.Ref, id, override string, actor flakyapi.Actor, reason string) (testhealth.TestCase, error) {
 	switch override {
-	case "", store.AlwaysQuarantine, store.NeverQuarantine:
+	case "", testhealth.AlwaysQuarantine, testhealth.NeverQuarantine:
 	default:
-		return store.TestCase{}, errs.E(errs.Invalid, "override must be ALWAYS_QUARANTINE, NEVER_QUARANTINE or UNSPECIFIED, got %q", override)
+		return testhealth.TestCase{}, errs.E(errs.Invalid, "override must be ALWAYS_QUARANTINE, NEVER_QUARANTINE or UNSPECIFIED, got %q", override)
 	}
 	for try := 0; ; try++ {
 		r, tc, err := s.Store.GetRepoAndTest(ctx, org, repo, id)
 		if err != nil {
-			return store.TestCase{}, err
+			return testhealth.TestCase{}, err
 		}
 		if tc.QuarantineOverride == override {
 			return tc, nil
@@ -201,13 +197,13 @@ func (s *Service) SetOverride(ctx context.Context, org string, repo store.RepoRe
 		if after.QuarantineCandidate() != "" && tc.QuarantineCandidate() == "" {
 			after.QuarantineSince = now
 		}
-		settings := testhealth.SettingsOf(r)
+		settings := testhealth.SettingsOf(r.HealthSettings, r.Branch())
 		after.Quarantined = testhealth.Quarantined(after, settings)
 		ev, err := s.Viewer.QuarantineSettingEvent(s.NewID(), after, settings, tc.QuarantineOverride, actor, reason, now)
 		if err != nil {
-			return store.TestCase{}, err
+			return testhealth.TestCase{}, err
 		}
-		err = s.Store.UpdateHealth(ctx, tc, after, nil, []store.Event{ev})
+		err = s.Store.UpdateHealth(ctx, tc, after, []store.Event{ev})
 		if errs.Is(err, errs.Conflict) && try < 5 {
 			continue
 		}

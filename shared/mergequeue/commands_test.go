@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/repository"
 )
 
 func TestParsePriority(t *testing.T) {
@@ -67,7 +68,7 @@ func counter() func() string {
 
 func TestSubmitEpisodes(t *testing.T) {
 	newID := counter()
-	s := NewSnapshot(DefaultQueue(Repo{"github.com", "acme", "app"}, "main"))
+	s := NewSnapshot(DefaultQueue(repository.Ref{Host: "github.com", Owner: "acme", Name: "app"}, "main"))
 	s, out, err := Submit(s, SubmitRequest{PRNumber: 7}, t0, newID)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestSubmitEpisodes(t *testing.T) {
 }
 
 func TestCommandErrors(t *testing.T) {
-	s := NewSnapshot(DefaultQueue(Repo{"github.com", "acme", "app"}, "main"))
+	s := NewSnapshot(DefaultQueue(repository.Ref{Host: "github.com", Owner: "acme", Name: "app"}, "main"))
 	for i, st := range []PRState{Merged, Failed, Cancelled, Pending, Testing} {
 		s.Entries = append(s.Entries, Entry{ID: string(st), PRNumber: i + 1, State: st, Episode: 1})
 	}
@@ -157,7 +158,7 @@ func TestCommandErrors(t *testing.T) {
 }
 
 func TestUpdateQueue(t *testing.T) {
-	s := NewSnapshot(DefaultQueue(Repo{"github.com", "acme", "app"}, "main"))
+	s := NewSnapshot(DefaultQueue(repository.Ref{Host: "github.com", Owner: "acme", Name: "app"}, "main"))
 	s, _, err := UpdateQueue(s, QueuePatch{
 		State: ptr("paused"), Mode: ptr("Parallel"), Concurrency: ptr(5), MergeMethod: ptr("rebase"),
 		RequiredStatuses: []string{"ci", "lint"},

@@ -3,6 +3,8 @@ package mergequeue
 import (
 	"strings"
 	"time"
+
+	"github.com/mainguard/mainguard/shared/repository"
 )
 
 // Reasons carried by transitions and events. The public ones are the webhook
@@ -138,32 +140,25 @@ type DeleteBranches struct {
 // http_details_url (it knows the public address) and writes it to the
 // outbox with ID as its webhook-id.
 type Event struct {
-	ID                 string    `json:"-"`
-	Type               string    `json:"type"`
-	Action             string    `json:"action"`
-	Status             string    `json:"status"`
-	Timestamp          time.Time `json:"timestamp"`
-	Repository         EventRepo `json:"repository"`
-	TargetBranch       string    `json:"target_branch"`
-	PRNumber           int       `json:"pr_number"`
-	Author             string    `json:"author"`
-	HTTPDetailsURL     string    `json:"http_details_url,omitempty"`
-	TestBranch         string    `json:"test_branch,omitempty"`
-	TestBranchSHA      string    `json:"test_branch_sha,omitempty"`
-	Batched            *bool     `json:"batched,omitempty"`
-	IsBisection        *bool     `json:"is_bisection,omitempty"`
-	SubmittedReason    string    `json:"submitted_reason,omitempty"`
-	QueuedReason       string    `json:"queued_reason,omitempty"`
-	FailureReason      string    `json:"failure_reason,omitempty"`
-	CancellationReason string    `json:"cancellation_reason,omitempty"`
-	MergedReason       string    `json:"merged_reason,omitempty"`
-}
-
-// EventRepo is the repository of an event.
-type EventRepo struct {
-	Host  string `json:"host"`
-	Owner string `json:"owner"`
-	Name  string `json:"name"`
+	ID                 string         `json:"-"`
+	Type               string         `json:"type"`
+	Action             string         `json:"action"`
+	Status             string         `json:"status"`
+	Timestamp          time.Time      `json:"timestamp"`
+	Repository         repository.Ref `json:"repository"`
+	TargetBranch       string         `json:"target_branch"`
+	PRNumber           int            `json:"pr_number"`
+	Author             string         `json:"author"`
+	HTTPDetailsURL     string         `json:"http_details_url,omitempty"`
+	TestBranch         string         `json:"test_branch,omitempty"`
+	TestBranchSHA      string         `json:"test_branch_sha,omitempty"`
+	Batched            *bool          `json:"batched,omitempty"`
+	IsBisection        *bool          `json:"is_bisection,omitempty"`
+	SubmittedReason    string         `json:"submitted_reason,omitempty"`
+	QueuedReason       string         `json:"queued_reason,omitempty"`
+	FailureReason      string         `json:"failure_reason,omitempty"`
+	CancellationReason string         `json:"cancellation_reason,omitempty"`
+	MergedReason       string         `json:"merged_reason,omitempty"`
 }
 
 // Observations are the facts the driver gathered since the last step. They

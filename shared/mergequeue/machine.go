@@ -139,7 +139,7 @@ func (m *machine) event(e *Entry, t Transition) *Event {
 	ev := &Event{
 		ID:           "event/" + e.ID + "/" + strconv.FormatInt(t.Seq, 10),
 		Timestamp:    t.At,
-		Repository:   EventRepo{Host: q.Repo.Host, Owner: q.Repo.Owner, Name: q.Repo.Name},
+		Repository:   q.Repo,
 		TargetBranch: q.Branch,
 		PRNumber:     e.PRNumber,
 		Author:       e.PR.Author,

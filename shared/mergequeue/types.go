@@ -1,6 +1,10 @@
 package mergequeue
 
-import "time"
+import (
+	"time"
+
+	"github.com/mainguard/mainguard/shared/repository"
+)
 
 // QueueState is the state of a queue (contract 3.6).
 type QueueState string
@@ -103,16 +107,9 @@ const (
 	SourceBranchProtection = "REPO_PROVIDER_BRANCH_PROTECTION"
 )
 
-// Repo names a repository.
-type Repo struct {
-	Host  string
-	Owner string
-	Name  string
-}
-
 // Queue is the queue record of contract 3.3, without its entries.
 type Queue struct {
-	Repo   Repo
+	Repo   repository.Ref
 	Branch string
 	State  QueueState
 	Mode   Mode
@@ -138,7 +135,7 @@ type Queue struct {
 
 // DefaultQueue is the queue createQueue makes for repo and branch, with the
 // defaults of contract 3.3.
-func DefaultQueue(repo Repo, branch string) Queue {
+func DefaultQueue(repo repository.Ref, branch string) Queue {
 	return Queue{
 		Repo:                       repo,
 		Branch:                     branch,

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mainguard/mainguard/shared/repository"
 )
 
 // world plays GitHub for the tests: it builds test branches, reports checks
@@ -224,7 +226,7 @@ var t0 = time.Date(2026, 7, 23, 1, 0, 0, 0, time.UTC)
 
 func newSim(t testing.TB, conc int) *sim {
 	t.Helper()
-	q := DefaultQueue(Repo{Host: "github.com", Owner: "acme", Name: "app"}, "main")
+	q := DefaultQueue(repository.Ref{Host: "github.com", Owner: "acme", Name: "app"}, "main")
 	q.Concurrency = conc
 	return &sim{t: t, w: newWorld(), snap: NewSnapshot(q), now: t0, runs: map[string]Run{}}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/mergequeue/driver"
 	"github.com/mainguard/mainguard/shared/mqapi"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 )
@@ -37,7 +38,7 @@ func seedQueues(b *testing.B, st *store.Store, n int, busy bool) {
 	ctx := context.Background()
 	now := time.Date(2026, 7, 23, 0, 0, 0, 0, time.UTC)
 	for i := range n {
-		repo := mergequeue.Repo{Host: "github.com", Owner: "acme", Name: fmt.Sprintf("r%04d", i)}
+		repo := repository.Ref{Host: "github.com", Owner: "acme", Name: fmt.Sprintf("r%04d", i)}
 		s := mergequeue.NewSnapshot(mergequeue.DefaultQueue(repo, "main"))
 		if busy {
 			var err error
@@ -51,7 +52,7 @@ func seedQueues(b *testing.B, st *store.Store, n int, busy bool) {
 				PRs: []mergequeue.PRObservation{{Number: 1, State: mergequeue.PROpen, HeadSHA: "feed", BaseBranch: "main", Draft: true, Mergeability: mergequeue.Mergeable}},
 			}, now, uuid.NewString)
 		}
-		k := store.QueueKey{Org: "acme", Repo: store.RepoRef{Host: repo.Host, Owner: repo.Owner, Name: repo.Name}, Branch: "main"}
+		k := store.QueueKey{Org: "acme", Repo: repo, Branch: "main"}
 		if err := st.CreateQueue(ctx, store.QueueRecord{Key: k, ID: uuid.NewString(), CreatedAt: now, Snapshot: s}); err != nil {
 			b.Fatal(err)
 		}

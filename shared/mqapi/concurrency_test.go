@@ -16,6 +16,7 @@ import (
 	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
 	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 )
 
@@ -109,7 +110,7 @@ func TestConcurrentDriversWithFaults(t *testing.T) {
 		prs = append(prs, n)
 		e.ok("submitPullRequest", prq(n, nil), nil)
 	}
-	key := store.QueueKey{Org: "acme", Repo: store.RepoRef{Host: "github.com", Owner: "acme", Name: "web"}, Branch: "main"}
+	key := store.QueueKey{Org: "acme", Repo: repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}, Branch: "main"}
 	var dbs []*flakyDB
 	for i := range 2 {
 		dbs = append(dbs, &flakyDB{DB: e.db, rnd: rand.New(rand.NewPCG(uint64(i), 7)), before: 0.15, lost: 0.1})

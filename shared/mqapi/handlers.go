@@ -14,6 +14,7 @@ import (
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 )
 
@@ -66,8 +67,8 @@ func (h *Handlers) Endpoints() []api.Endpoint {
 
 // common are the fields of every merge-queue request (contract 3.1).
 type common struct {
-	Repo         *store.RepoRef `json:"repo"`
-	TargetBranch *string        `json:"targetBranch"`
+	Repo         *repository.Ref `json:"repo"`
+	TargetBranch *string         `json:"targetBranch"`
 }
 
 // key checks the common fields and names the queue of the caller's
@@ -137,7 +138,7 @@ func (h *Handlers) CreateQueue() http.Handler {
 			return nil, err
 		}
 		now := h.Now()
-		q := mergequeue.DefaultQueue(mergequeue.Repo{Host: k.Repo.Host, Owner: k.Repo.Owner, Name: k.Repo.Name}, k.Branch)
+		q := mergequeue.DefaultQueue(k.Repo, k.Branch)
 		s, _, err := mergequeue.UpdateQueue(mergequeue.NewSnapshot(q), mergequeue.QueuePatch{Mode: req.Mode, Concurrency: req.Concurrency}, now)
 		if err != nil {
 			return nil, err

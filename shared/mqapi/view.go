@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 )
 
@@ -196,7 +197,7 @@ type PRTargetsView struct {
 	ImpactedTargets any `json:"impactedTargets"`
 }
 
-func prURL(r store.RepoRef, n int) string {
+func prURL(r repository.Ref, n int) string {
 	return fmt.Sprintf("https://%s/%s/%s/pull/%d", r.Host, r.Owner, r.Name, n)
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/mqmetrics"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 )
@@ -27,7 +28,7 @@ func BenchmarkMetrics100Queues(b *testing.B) {
 	}
 	var first store.QueueRecord
 	for r := range 10 {
-		ref := store.RepoRef{Host: "github.com", Owner: "acme", Name: fmt.Sprintf("repo%02d", r)}
+		ref := repository.Ref{Host: "github.com", Owner: "acme", Name: fmt.Sprintf("repo%02d", r)}
 		if _, err := s.UpdateRepo(ctx, "acme", ref, store.RepoSettings{}); err != nil {
 			b.Fatal(err)
 		}
@@ -70,11 +71,11 @@ func BenchmarkMetrics100Queues(b *testing.B) {
 
 // benchQueue stores a queue whose snapshot holds 5 active entries and
 // whose last hour holds 20 concluded episodes (60 transitions).
-func benchQueue(b *testing.B, s *store.Store, ref store.RepoRef, branch string, now time.Time) store.QueueRecord {
+func benchQueue(b *testing.B, s *store.Store, ref repository.Ref, branch string, now time.Time) store.QueueRecord {
 	b.Helper()
 	ctx := context.Background()
 	k := store.QueueKey{Org: "acme", Repo: ref, Branch: branch}
-	snap := mergequeue.NewSnapshot(mergequeue.DefaultQueue(mergequeue.Repo{Host: ref.Host, Owner: ref.Owner, Name: ref.Name}, branch))
+	snap := mergequeue.NewSnapshot(mergequeue.DefaultQueue(ref, branch))
 	rec := store.QueueRecord{Key: k, ID: "q-" + ref.Name + "-" + branch, CreatedAt: now.Add(-2 * time.Hour), Snapshot: snap}
 	if err := s.CreateQueue(ctx, rec); err != nil {
 		b.Fatal(err)

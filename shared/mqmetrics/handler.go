@@ -12,13 +12,14 @@ import (
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/metrics"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 )
 
 // Store is what the metrics read; *store.Store implements it.
 type Store interface {
 	ListRepos(ctx context.Context, org string) ([]store.Repo, error)
-	OrgQueuesOfRepo(ctx context.Context, org string, ref store.RepoRef) ([]store.QueueRecord, error)
+	OrgQueuesOfRepo(ctx context.Context, org string, ref repository.Ref) ([]store.QueueRecord, error)
 	QueueTransitions(ctx context.Context, r store.QueueRecord, since time.Time) ([]store.TransitionRecord, error)
 }
 
@@ -68,7 +69,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // parseRepo reads the query: nil when no repository is named.
-func parseRepo(r *http.Request) (*store.RepoRef, error) {
+func parseRepo(r *http.Request) (*repository.Ref, error) {
 	q := r.URL.Query()
 	repo, host := strings.TrimSpace(q.Get("repo")), strings.TrimSpace(q.Get("repoHost"))
 	if repo == "" {
@@ -81,15 +82,15 @@ func parseRepo(r *http.Request) (*store.RepoRef, error) {
 	if i <= 0 || i == len(repo)-1 {
 		return nil, errs.E(errs.Invalid, "repo must be OWNER/NAME, got %q", api.Clip(repo))
 	}
-	return &store.RepoRef{Host: host, Owner: repo[:i], Name: repo[i+1:]}, nil
+	return &repository.Ref{Host: host, Owner: repo[:i], Name: repo[i+1:]}, nil
 }
 
 // Queues reads the metrics inputs of org's queues, or of repository ref's
 // when ref is not nil (errs.NotFound when it has none), as of h.Now.
-func (h *Handler) Queues(ctx context.Context, org string, ref *store.RepoRef) ([]metrics.Queue, error) {
-	var refs []store.RepoRef
+func (h *Handler) Queues(ctx context.Context, org string, ref *repository.Ref) ([]metrics.Queue, error) {
+	var refs []repository.Ref
 	if ref != nil {
-		refs = []store.RepoRef{*ref}
+		refs = []repository.Ref{*ref}
 	} else {
 		repos, err := h.Store.ListRepos(ctx, org)
 		if err != nil {

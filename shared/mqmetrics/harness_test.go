@@ -20,6 +20,7 @@ import (
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 )
@@ -219,7 +220,7 @@ func (e *env) metrics(org, query string) events.APIGatewayV2HTTPResponse {
 func (e *env) queueRecord(org, full, branch string) store.QueueRecord {
 	e.tb.Helper()
 	owner, name, _ := strings.Cut(full, "/")
-	r, err := e.app.Store.GetQueue(context.Background(), store.QueueKey{Org: org, Repo: store.RepoRef{Host: "github.com", Owner: owner, Name: name}, Branch: branch})
+	r, err := e.app.Store.GetQueue(context.Background(), store.QueueKey{Org: org, Repo: repository.Ref{Host: "github.com", Owner: owner, Name: name}, Branch: branch})
 	if err != nil {
 		e.tb.Fatal(err)
 	}

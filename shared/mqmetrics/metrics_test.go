@@ -19,6 +19,7 @@ import (
 	"github.com/mainguard/mainguard/shared/metrics"
 	"github.com/mainguard/mainguard/shared/metrics/promtooltest"
 	"github.com/mainguard/mainguard/shared/mqmetrics"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 )
 
@@ -250,10 +251,10 @@ func TestMetricsRequests(t *testing.T) {
 func TestDynamoDBCallsPerRequest(t *testing.T) {
 	e := busy(t)
 	h := &mqmetrics.Handler{Store: e.app.Store, Now: e.clock}
-	repo := &store.RepoRef{Host: "github.com", Owner: "acme", Name: "web"}
+	repo := &repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
 	cases := []struct {
 		name  string
-		ref   *store.RepoRef
+		ref   *repository.Ref
 		calls int
 	}{
 		{"organization: 2 repositories, 3 queues", nil, 1 + 2 + 3},

@@ -41,9 +41,12 @@
 // webhook endpoints', deliveries' and attempt log's in webhook.go's.
 //
 // A test's aggregate keeps its counters as top-level attributes
-// ("hp.{hour}", "cc.{cluster}.{day}", ...: see TestCase) so that an ingest
-// ADDs to them without reading first; health writes drop the counters that
-// left every window.
+// ("hp.{hour}", "cc.{cluster}.{day}", ...: testcase.go) rather than maps,
+// because DynamoDB's ADD creates a missing top-level attribute, and the
+// item itself, in one atomic update, while a map entry can only be set once
+// its map exists: concurrent ingests count into one test without a read and
+// without losing a run. A health write removes the counters that
+// testhealth.Prune dropped.
 //
 // Repository keys are canonical: the host in lowercase, and on github.com
 // the owner and name too (GitHub ignores their case); the item keeps the

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"time"
 
@@ -11,47 +10,24 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/testhealth"
 )
-
-// Quarantine overrides of one test (contract 2.4); "" is UNSPECIFIED.
-const (
-	AlwaysQuarantine = "ALWAYS_QUARANTINE"
-	NeverQuarantine  = "NEVER_QUARANTINE"
-	AutoQuarantine   = "AUTO_QUARANTINE"
-)
-
-// QuarantineCandidate says why tc would be quarantined in a repository
-// that quarantines: AlwaysQuarantine (its override), AutoQuarantine (it is
-// unhealthy and not overridden; applies only when the repository
-// quarantines automatically), or "" (never). It does not depend on the
-// repository's settings, so it can be indexed; testhealth.Quarantined adds
-// the settings.
-func (tc TestCase) QuarantineCandidate() string {
-	switch {
-	case tc.QuarantineOverride == AlwaysQuarantine:
-		return AlwaysQuarantine
-	case tc.QuarantineOverride == NeverQuarantine:
-		return ""
-	case tc.Status.Value == "flaky" || tc.Status.Value == "broken":
-		return AutoQuarantine
-	}
-	return ""
-}
 
 // Sparse index keys of an aggregate item: GSI1 lists a repository's tests
 // by unhealthy status, GSI2 its quarantine candidates ("A#" always, "U#"
 // automatic, so that a repository without automatic quarantine reads only
 // the "A#" range).
-func unhealthyPK(org string, repo RepoRef, status string) string {
+func unhealthyPK(org string, repo repository.Ref, status string) string {
 	return orgPK(org) + "#REPO#" + repo.Key() + "#STATUS#" + strings.ToUpper(status)
 }
 
-func quarantinePK(org string, repo RepoRef) string {
+func quarantinePK(org string, repo repository.Ref) string {
 	return orgPK(org) + "#REPO#" + repo.Key() + "#QUARANTINE"
 }
 
 func quarantineSK(candidate, id string) string {
-	if candidate == AlwaysQuarantine {
+	if candidate == testhealth.AlwaysQuarantine {
 		return "A#" + strings.ToLower(id)
 	}
 	return "U#" + strings.ToLower(id)
@@ -59,9 +35,9 @@ func quarantineSK(candidate, id string) string {
 
 // indexKeys are the index attributes tc's health gives its item; absent
 // keys mean "not in that index".
-func (tc TestCase) indexKeys() map[string]types.AttributeValue {
+func indexKeys(tc testhealth.TestCase) map[string]types.AttributeValue {
 	out := map[string]types.AttributeValue{}
-	if v := tc.Status.Value; v == "flaky" || v == "broken" {
+	if v := tc.Status.Value; v == testhealth.Flaky || v == testhealth.Broken {
 		out[AttrGSI1PK] = str(unhealthyPK(tc.Org, tc.Repo, v))
 		out[AttrGSI1SK] = str(strings.ToLower(tc.ID))
 	}
@@ -74,11 +50,12 @@ func (tc TestCase) indexKeys() map[string]types.AttributeValue {
 
 // UpdateHealth writes the health of a test as decided from before (the item
 // as read): status, flake evidence, quarantine override and the index keys
-// they imply, removes the stale counters named, and records events in the
+// they imply, removes the counters after no longer has (testhealth.Prune),
+// and records events in the
 // outbox, all in one transaction. It is conditional on the item's Rev being
 // the one read: Conflict means another writer decided first, and the
 // caller should read again and decide again.
-func (s *Store) UpdateHealth(ctx context.Context, before, after TestCase, stale []string, events []Event) error {
+func (s *Store) UpdateHealth(ctx context.Context, before, after testhealth.TestCase, events []Event) error {
 	u := newUpdate()
 	u.setTo("status", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
 		"value": str(after.Status.Value), "reason": str(after.Status.Reason), "at": timeStr(after.Status.Timestamp),
@@ -97,7 +74,7 @@ func (s *Store) UpdateHealth(ctx context.Context, before, after TestCase, stale 
 	if !after.QuarantineSince.IsZero() {
 		u.setTo("quarantine_since", timeStr(after.QuarantineSince))
 	}
-	keys := after.indexKeys()
+	keys := indexKeys(after)
 	for _, k := range []string{AttrGSI1PK, AttrGSI1SK, AttrGSI2PK, AttrGSI2SK} {
 		if v, ok := keys[k]; ok {
 			u.setTo(k, v)
@@ -106,7 +83,7 @@ func (s *Store) UpdateHealth(ctx context.Context, before, after TestCase, stale 
 		}
 	}
 	u.set = append(u.set, u.name("rev")+" = "+u.value(num(before.Rev+1)))
-	for _, a := range stale {
+	for _, a := range droppedCounters(before, after) {
 		remove = append(remove, u.name(a))
 	}
 	expr := u.expression()
@@ -141,7 +118,7 @@ func (s *Store) UpdateHealth(ctx context.Context, before, after TestCase, stale 
 
 // Page is one page of a list read from an index.
 type Page struct {
-	Tests []TestCase
+	Tests []testhealth.TestCase
 	// Next is the last key of this page when more may follow: pass it as
 	// After to read on.
 	Next string
@@ -150,19 +127,19 @@ type Page struct {
 // ListUnhealthy lists a repository's tests of one status (flaky or broken)
 // in id order, starting after the id after (""; from the start), or before
 // before when reading backwards. One Query on GSI1.
-func (s *Store) ListUnhealthy(ctx context.Context, org string, repo RepoRef, status string, q PageQuery) (Page, error) {
+func (s *Store) ListUnhealthy(ctx context.Context, org string, repo repository.Ref, status string, q PageQuery) (Page, error) {
 	return s.listIndex(ctx, IndexGSI1, AttrGSI1PK, AttrGSI1SK, unhealthyPK(org, repo, status), "", q)
 }
 
 // CountUnhealthy counts a repository's tests of one status.
-func (s *Store) CountUnhealthy(ctx context.Context, org string, repo RepoRef, status string) (int, error) {
+func (s *Store) CountUnhealthy(ctx context.Context, org string, repo repository.Ref, status string) (int, error) {
 	return s.countIndex(ctx, IndexGSI1, AttrGSI1PK, AttrGSI1SK, unhealthyPK(org, repo, status), "")
 }
 
 // ListQuarantineCandidates lists a repository's quarantine candidates,
 // only those overridden to always when alwaysOnly, ordered "always" first,
 // then by id. One Query on GSI2.
-func (s *Store) ListQuarantineCandidates(ctx context.Context, org string, repo RepoRef, alwaysOnly bool, q PageQuery) (Page, error) {
+func (s *Store) ListQuarantineCandidates(ctx context.Context, org string, repo repository.Ref, alwaysOnly bool, q PageQuery) (Page, error) {
 	prefix := ""
 	if alwaysOnly {
 		prefix = "A#"
@@ -171,7 +148,7 @@ func (s *Store) ListQuarantineCandidates(ctx context.Context, org string, repo R
 }
 
 // CountQuarantineCandidates counts what ListQuarantineCandidates lists.
-func (s *Store) CountQuarantineCandidates(ctx context.Context, org string, repo RepoRef, alwaysOnly bool) (int, error) {
+func (s *Store) CountQuarantineCandidates(ctx context.Context, org string, repo repository.Ref, alwaysOnly bool) (int, error) {
 	prefix := ""
 	if alwaysOnly {
 		prefix = "A#"
@@ -215,7 +192,7 @@ func (s *Store) listIndex(ctx context.Context, index, pkAttr, skAttr, pk, prefix
 		}
 		vals[":pre"] = str(prefix)
 	}
-	var tests []TestCase
+	var tests []testhealth.TestCase
 	var lastKey string
 	var start map[string]types.AttributeValue
 	for len(tests) < q.Limit {
@@ -280,7 +257,7 @@ func (s *Store) countIndex(ctx context.Context, index, pkAttr, skAttr, pk, prefi
 // IndexKey is the sort key a test has in the list it was read from, for
 // page tokens: its id in the unhealthy lists, reason and id in the
 // quarantine list.
-func IndexKey(tc TestCase, quarantineList bool) string {
+func IndexKey(tc testhealth.TestCase, quarantineList bool) string {
 	if quarantineList {
 		return quarantineSK(tc.QuarantineCandidate(), tc.ID)
 	}
@@ -290,11 +267,11 @@ func IndexKey(tc TestCase, quarantineList bool) string {
 // FailedTestsBetween returns the ids of a repository's tests with a failed
 // run in [start, end), each with its latest failure time in the range:
 // one Query per day of the range (at most 8 for the contract's 7 days).
-func (s *Store) FailedTestsBetween(ctx context.Context, org string, repo RepoRef, start, end time.Time) (map[string]time.Time, error) {
+func (s *Store) FailedTestsBetween(ctx context.Context, org string, repo repository.Ref, start, end time.Time) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
 	lo, hi := start.UTC().Format(SortableTime), end.UTC().Format(SortableTime)
-	for day := start.Unix() / 86400; day <= (end.Unix()-1)/86400; day++ {
-		pk := orgPK(org) + "#REPO#" + repo.Key() + "#FAILS#" + strconv.FormatInt(day, 10)
+	for day := start.UTC().Truncate(testhealth.Day); day.Before(end); day = day.Add(testhealth.Day) {
+		pk := failsPK(org, repo, day)
 		var from map[string]types.AttributeValue
 		for {
 			res, err := s.query(ctx, &dynamodb.QueryInput{

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/mainguard/mainguard/shared/repository"
 )
 
 // Key prefixes. Every item of an organization has a partition key that starts
@@ -32,15 +33,15 @@ func tokenKey(hash string) map[string]types.AttributeValue { return key(prefixTo
 
 func tokensGSI1PK(slug string) string { return orgPK(slug) + "#TOKENS" }
 
-func repoKey(slug string, r RepoRef) map[string]types.AttributeValue {
+func repoKey(slug string, r repository.Ref) map[string]types.AttributeValue {
 	return key(orgPK(slug), "REPO#"+r.Key())
 }
 
-func testPK(slug string, r RepoRef, id string) string {
+func testPK(slug string, r repository.Ref, id string) string {
 	return orgPK(slug) + "#REPO#" + r.Key() + "#TEST#" + strings.ToLower(id)
 }
 
-func testKey(slug string, r RepoRef, id string) map[string]types.AttributeValue {
+func testKey(slug string, r repository.Ref, id string) map[string]types.AttributeValue {
 	return key(testPK(slug, r, id), skTest)
 }
 

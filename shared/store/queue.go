@@ -20,6 +20,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/repository"
 )
 
 // Merge-queue items (contract 3). A queue is one item holding its engine
@@ -62,7 +63,7 @@ const (
 // branch.
 type QueueKey struct {
 	Org    string
-	Repo   RepoRef
+	Repo   repository.Ref
 	Branch string
 }
 
@@ -171,7 +172,7 @@ func readQueue(item map[string]types.AttributeValue) (QueueRecord, error) {
 		return ""
 	}
 	r := QueueRecord{
-		Key: QueueKey{Org: s("org"), Repo: RepoRef{Host: s("host"), Owner: s("owner"), Name: s("name")}, Branch: s("branch")},
+		Key: QueueKey{Org: s("org"), Repo: repository.Ref{Host: s("host"), Owner: s("owner"), Name: s("name")}, Branch: s("branch")},
 		ID:  s("queue_id"),
 	}
 	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, s("created_at"))
@@ -547,7 +548,7 @@ func (s *Store) QueueRun(ctx context.Context, org, id string) (RunRecordMQ, erro
 		}
 		return v.Value
 	}
-	rec.Key = QueueKey{Org: org, Repo: RepoRef{Host: sv("host"), Owner: sv("owner"), Name: sv("name")}, Branch: sv("branch")}
+	rec.Key = QueueKey{Org: org, Repo: repository.Ref{Host: sv("host"), Owner: sv("owner"), Name: sv("name")}, Branch: sv("branch")}
 	return rec, nil
 }
 
@@ -864,7 +865,7 @@ func (s *Store) QueueTransitions(ctx context.Context, r QueueRecord, since time.
 
 // OrgQueuesOfRepo lists the queues of org on repository ref (every
 // branch): one Query on GSI2, whose items carry the snapshots.
-func (s *Store) OrgQueuesOfRepo(ctx context.Context, org string, ref RepoRef) ([]QueueRecord, error) {
+func (s *Store) OrgQueuesOfRepo(ctx context.Context, org string, ref repository.Ref) ([]QueueRecord, error) {
 	var out []QueueRecord
 	err := s.queryEach(ctx, &dynamodb.QueryInput{
 		IndexName:              aws.String(IndexGSI2),

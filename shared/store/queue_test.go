@@ -11,18 +11,19 @@ import (
 
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 )
 
 func queueRec(name string, active bool) store.QueueRecord {
-	repo := mergequeue.Repo{Host: "github.com", Owner: "Acme", Name: name}
+	repo := repository.Ref{Host: "github.com", Owner: "Acme", Name: name}
 	s := mergequeue.NewSnapshot(mergequeue.DefaultQueue(repo, "main"))
 	if active {
 		s.Entries = []mergequeue.Entry{{ID: "e1", PRNumber: 7, State: mergequeue.Pending}}
 	}
 	return store.QueueRecord{
-		Key: store.QueueKey{Org: "acme", Repo: store.RepoRef{Host: repo.Host, Owner: repo.Owner, Name: repo.Name}, Branch: "main"},
+		Key: store.QueueKey{Org: "acme", Repo: repo, Branch: "main"},
 		ID:  "q-" + name, Snapshot: s,
 	}
 }

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
@@ -13,94 +12,24 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/testhealth"
 )
-
-// RepoRef names a repository as clients do: {host, owner, name}.
-type RepoRef struct {
-	Host  string `json:"host" dynamodbav:"host"`
-	Owner string `json:"owner" dynamodbav:"owner"`
-	Name  string `json:"name" dynamodbav:"name"`
-}
-
-// Key is the canonical form used in keys. The host is case-insensitive
-// everywhere; on github.com owner and name are too (GitHub treats them so),
-// while other hosts (GitLab, self-hosted) may be case-sensitive.
-func (r RepoRef) Key() string {
-	host := strings.ToLower(r.Host)
-	owner, name := r.Owner, r.Name
-	if host == "github.com" {
-		owner, name = strings.ToLower(owner), strings.ToLower(name)
-	}
-	return host + "/" + owner + "/" + name
-}
-
-// String is host/owner/name as spelled.
-func (r RepoRef) String() string { return r.Host + "/" + r.Owner + "/" + r.Name }
-
-// HTMLURL is the repository's web address.
-func (r RepoRef) HTMLURL() string { return fmt.Sprintf("https://%s/%s/%s", r.Host, r.Owner, r.Name) }
-
-// ParseRepo reads "host/owner/name": a host name (no scheme, no port), and
-// an owner that may hold slashes (GitLab groups) except on github.com,
-// where it is one segment; no segment is empty or holds spaces.
-func ParseRepo(s string) (RepoRef, error) {
-	bad := errs.E(errs.Invalid, "repository must be HOST/OWNER/NAME, got %q", s)
-	parts := strings.Split(s, "/")
-	if len(parts) < 3 || strings.ContainsAny(s, " \t\n:?#@") {
-		return RepoRef{}, bad
-	}
-	for _, p := range parts {
-		if p == "" {
-			return RepoRef{}, bad
-		}
-	}
-	host := parts[0]
-	if strings.EqualFold(host, "github.com") && len(parts) != 3 {
-		return RepoRef{}, bad
-	}
-	return RepoRef{Host: host, Owner: strings.Join(parts[1:len(parts)-1], "/"), Name: parts[len(parts)-1]}, nil
-}
 
 // Repo is a repository's record and settings.
 type Repo struct {
-	Org string  `dynamodbav:"org"`
-	Ref RepoRef `dynamodbav:"ref"` // the spelling the repository was first seen with
+	Org string         `dynamodbav:"org"`
+	Ref repository.Ref `dynamodbav:"ref"` // the spelling the repository was first seen with
 	// Ticketing: at most one tracker builds ticket URLs.
 	JiraBaseURL     string    `dynamodbav:"jira_base_url,omitempty"`
 	LinearWorkspace string    `dynamodbav:"linear_workspace,omitempty"`
 	DefaultBranch   string    `dynamodbav:"default_branch,omitempty"`
 	CreatedAt       time.Time `dynamodbav:"created_at"`
-	// HealthSettings are stored as top-level attributes (the struct is
+	// The health settings are stored as top-level attributes (the struct is
 	// embedded), so that each can be set on its own.
-	HealthSettings
+	testhealth.HealthSettings
 	// CodeownersAt is the upload time of the CODEOWNERS in use.
 	CodeownersAt time.Time `dynamodbav:"codeowners_at,omitempty"`
-}
-
-// HealthSettings are a repository's quarantine and monitor settings
-// (contract 2.3 and 2.4). A nil field takes the default, which package
-// testhealth owns.
-type HealthSettings struct {
-	QuarantineEnabled *bool `dynamodbav:"quarantine_enabled,omitempty"`
-	AutoQuarantine    *bool `dynamodbav:"auto_quarantine,omitempty"`
-
-	PassOnRetry  *bool `dynamodbav:"mon_pass_on_retry,omitempty"`
-	RecoveryDays *int  `dynamodbav:"mon_recovery_days,omitempty"`
-
-	FailureRate      *bool    `dynamodbav:"mon_failure_rate,omitempty"`
-	WindowHours      *int     `dynamodbav:"mon_window_hours,omitempty"`
-	Branches         []string `dynamodbav:"mon_branches,omitempty"`
-	MinRuns          *int     `dynamodbav:"mon_min_runs,omitempty"`
-	FlakyThreshold   *float64 `dynamodbav:"mon_flaky_threshold,omitempty"`
-	BrokenThreshold  *float64 `dynamodbav:"mon_broken_threshold,omitempty"`
-	FlakyResolution  *float64 `dynamodbav:"mon_flaky_resolution,omitempty"`
-	BrokenResolution *float64 `dynamodbav:"mon_broken_resolution,omitempty"`
-	StaleHours       *int     `dynamodbav:"mon_stale_hours,omitempty"`
-
-	InfraGuard *bool `dynamodbav:"mon_infra_guard,omitempty"`
-
-	BrokenStreak *bool `dynamodbav:"mon_broken_streak,omitempty"`
-	Streak       *int  `dynamodbav:"mon_streak,omitempty"`
 }
 
 // Branch is the repository's default branch, "main" unless set.
@@ -112,7 +41,7 @@ func (r Repo) Branch() string {
 }
 
 // GetRepo reads a repository of org; NotFound when absent.
-func (s *Store) GetRepo(ctx context.Context, org string, ref RepoRef) (Repo, error) {
+func (s *Store) GetRepo(ctx context.Context, org string, ref repository.Ref) (Repo, error) {
 	var r Repo
 	err := s.getInto(ctx, repoKey(org, ref), &r, "repository %s not found", ref)
 	return r, err
@@ -125,13 +54,13 @@ type RepoSettings struct {
 	LinearWorkspace *string
 	DefaultBranch   *string
 	// Health: each non-nil field is set; nil fields stay as they are.
-	Health HealthSettings
+	Health testhealth.HealthSettings
 }
 
 // UpdateRepo creates the repository when missing (first use) and applies
 // settings: each SET replaces one attribute, and created_at and ref keep
 // their first value, so concurrent updates of different settings both hold.
-func (s *Store) UpdateRepo(ctx context.Context, org string, ref RepoRef, set RepoSettings) (Repo, error) {
+func (s *Store) UpdateRepo(ctx context.Context, org string, ref repository.Ref, set RepoSettings) (Repo, error) {
 	up := expression.Set(expression.Name("org"), expression.Value(org)).
 		Set(expression.Name("ref"), expression.IfNotExists(expression.Name("ref"), expression.Value(ref))).
 		Set(expression.Name("created_at"), expression.IfNotExists(expression.Name("created_at"), expression.Value(s.now().UTC().Format(time.RFC3339Nano))))
@@ -187,13 +116,13 @@ type Codeowners struct {
 // MaxCodeownersBytes bounds the stored file, far below the item limit.
 const MaxCodeownersBytes = 256 << 10
 
-func codeownersKey(org string, ref RepoRef) map[string]types.AttributeValue {
+func codeownersKey(org string, ref repository.Ref) map[string]types.AttributeValue {
 	return key(orgPK(org), "REPO#"+ref.Key()+"#CODEOWNERS")
 }
 
 // PutCodeowners keeps c as the repository's CODEOWNERS unless a newer one
 // is stored: uploads may land out of order, and the newest file wins.
-func (s *Store) PutCodeowners(ctx context.Context, org string, ref RepoRef, c Codeowners) error {
+func (s *Store) PutCodeowners(ctx context.Context, org string, ref repository.Ref, c Codeowners) error {
 	if len(c.Text) > MaxCodeownersBytes {
 		return errs.E(errs.Invalid, "CODEOWNERS is larger than %d bytes", MaxCodeownersBytes)
 	}
@@ -215,7 +144,7 @@ func (s *Store) PutCodeowners(ctx context.Context, org string, ref RepoRef, c Co
 
 // GetCodeowners reads the repository's CODEOWNERS; a zero value when none
 // was ever uploaded.
-func (s *Store) GetCodeowners(ctx context.Context, org string, ref RepoRef) (Codeowners, error) {
+func (s *Store) GetCodeowners(ctx context.Context, org string, ref repository.Ref) (Codeowners, error) {
 	var c Codeowners
 	err := s.getInto(ctx, codeownersKey(org, ref), &c, "no CODEOWNERS")
 	if errs.Is(err, errs.NotFound) {

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
 // Retention of history: run items outlive the longest window (7 days) and
@@ -25,81 +27,6 @@ const (
 	MaxTransactActions = 100
 )
 
-// UploadRuns is what every run of one upload shares.
-type UploadRuns struct {
-	Org    string
-	Repo   RepoRef
-	Upload string    // the bundle upload id: runs are recorded once per upload
-	At     time.Time // when the runs happened (the upload's time)
-	SHA    string
-	Branch string
-	PR     int // 0 when not a pull request
-	// Monitored: the runs count for the failure-rate monitor (a branch it
-	// watches, and not an upload the infrastructure guard set aside).
-	Monitored bool
-	// Streak: the runs count for the broken-streak monitor (the default
-	// branch, not guarded).
-	Streak bool
-	// Guarded: the infrastructure guard set the upload aside, so it leaves
-	// no pass-on-retry evidence either (no commit item update).
-	Guarded bool
-}
-
-// TestRuns are the runs of one test case in one upload, in report order.
-type TestRuns struct {
-	Test       TestCase // identity fields only: Org, Repo, ID, Name, Variant, FilePath, Parent, Classname
-	Codeowners []string // nil leaves the stored owners as they are
-	Runs       []Run
-}
-
-// Run is one execution of a test case.
-type Run struct {
-	Seq      int    // position in the upload, unique per upload
-	Status   string // passed, failed, errored, skipped
-	Attempt  int
-	Duration time.Duration
-	Message  string // failure text, "" unless failed or errored
-	Cluster  string // key of the failure's cluster
-	Summary  string // the failure text as shown, ≤256 characters
-}
-
-// Failed reports whether the run counts as a failure (an error does).
-func (r Run) Failed() bool { return r.Status == "failed" || r.Status == "errored" }
-
-// RunRecord is a stored run, as history lists it.
-type RunRecord struct {
-	Status   string    `dynamodbav:"status"`
-	At       time.Time `dynamodbav:"at"`
-	Upload   string    `dynamodbav:"upload"`
-	SHA      string    `dynamodbav:"sha"`
-	Branch   string    `dynamodbav:"branch"`
-	PR       int       `dynamodbav:"pr,omitempty"`
-	Attempt  int       `dynamodbav:"attempt,omitempty"`
-	Duration int64     `dynamodbav:"duration_ms"`
-	Message  string    `dynamodbav:"message,omitempty"`
-	TestID   string    `dynamodbav:"test_id"`
-}
-
-// CommitResult says whether a test has passed and failed on one commit.
-type CommitResult struct {
-	SHA      string    `dynamodbav:"sha"`
-	Branch   string    `dynamodbav:"branch"`
-	PassedAt time.Time `dynamodbav:"passed_at,omitempty"` // first pass seen
-	FailedAt time.Time `dynamodbav:"failed_at,omitempty"` // first failure seen
-}
-
-// Flaky reports whether the test both failed and passed on the commit,
-// and since when.
-func (c CommitResult) Flaky() (time.Time, bool) {
-	if c.PassedAt.IsZero() || c.FailedAt.IsZero() {
-		return time.Time{}, false
-	}
-	if c.PassedAt.After(c.FailedAt) {
-		return c.PassedAt, true
-	}
-	return c.FailedAt, true
-}
-
 // RecordRuns stores the runs of several tests of one upload in one
 // transaction: for each test, one item per run (created only if absent, so
 // that an upload ingested twice counts once), one atomic update of the
@@ -109,7 +36,7 @@ func (c CommitResult) Flaky() (time.Time, bool) {
 // and the rest retried; so are transactions that collided with another
 // writer. The caller keeps each call within MaxTransactActions: a test
 // takes one action per run plus two.
-func (s *Store) RecordRuns(ctx context.Context, up UploadRuns, tests []TestRuns) error {
+func (s *Store) RecordRuns(ctx context.Context, up testhealth.UploadRuns, tests []testhealth.TestRuns) error {
 	done := map[string]bool{} // run item keys already stored
 	for try := 0; ; try++ {
 		var actions []types.TransactWriteItem
@@ -168,12 +95,12 @@ func (s *Store) RecordRuns(ctx context.Context, up UploadRuns, tests []TestRuns)
 	}
 }
 
-func runSK(up UploadRuns, r Run) string {
+func runSK(up testhealth.UploadRuns, r testhealth.Run) string {
 	return fmt.Sprintf("RUN#%s#%s#%07d", up.At.UTC().Format(SortableTime), up.Upload, r.Seq)
 }
 
-func runPut(up UploadRuns, testID string, r Run) (*types.Put, error) {
-	rec := RunRecord{
+func runPut(up testhealth.UploadRuns, testID string, r testhealth.Run) (*types.Put, error) {
+	rec := testhealth.RunRecord{
 		Status: r.Status, At: up.At.UTC(), Upload: up.Upload, SHA: up.SHA, Branch: up.Branch, PR: up.PR,
 		Attempt: r.Attempt, Duration: r.Duration.Milliseconds(), Message: clipBytes(r.Message, 1024), TestID: testID,
 	}
@@ -190,8 +117,8 @@ func runPut(up UploadRuns, testID string, r Run) (*types.Put, error) {
 	return &types.Put{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}, nil
 }
 
-func failsPK(org string, repo RepoRef, at time.Time) string {
-	return orgPK(org) + "#REPO#" + repo.Key() + "#FAILS#" + strconv.FormatInt(at.Unix()/86400, 10)
+func failsPK(org string, repo repository.Ref, at time.Time) string {
+	return orgPK(org) + "#REPO#" + repo.Key() + "#FAILS#" + testhealth.DayKey(at)
 }
 
 // update collects an update expression's clauses and values.
@@ -246,7 +173,7 @@ func (u *update) expression() string {
 
 // aggregateUpdate counts runs into the test's aggregate item, creating it
 // on the first run.
-func aggregateUpdate(up UploadRuns, tr TestRuns, runs []Run) *types.Update {
+func aggregateUpdate(up testhealth.UploadRuns, tr testhealth.TestRuns, runs []testhealth.Run) *types.Update {
 	u := newUpdate()
 	t := tr.Test
 	at := up.At.UTC()
@@ -270,11 +197,10 @@ func aggregateUpdate(up UploadRuns, tr TestRuns, runs []Run) *types.Update {
 		}
 		u.setTo("codeowners", &types.AttributeValueMemberL{Value: owners})
 	}
-	hour := strconv.FormatInt(at.Unix()/3600, 10)
-	day := strconv.FormatInt(at.Unix()/86400, 10)
+	hour, day := testhealth.HourKey(at), testhealth.DayKey(at)
 	passed, failed := 0, 0
 	clusters := map[string]int{}
-	var summaries []Run // the last failure of each cluster, in order
+	var summaries []testhealth.Run // the last failure of each cluster, in order
 	streak, reset := 0, false
 	for _, r := range runs {
 		switch {
@@ -330,7 +256,7 @@ func aggregateUpdate(up UploadRuns, tr TestRuns, runs []Run) *types.Update {
 // commitUpdate records on the test's commit item that it passed or failed
 // on up.SHA; the first time of each is kept, so repeating it changes
 // nothing.
-func commitUpdate(up UploadRuns, testID string, runs []Run) *types.Update {
+func commitUpdate(up testhealth.UploadRuns, testID string, runs []testhealth.Run) *types.Update {
 	u := newUpdate()
 	u.setTo("sha", str(up.SHA))
 	u.setIfAbsent("branch", str(up.Branch))
@@ -355,14 +281,14 @@ func commitUpdate(up UploadRuns, testID string, runs []Run) *types.Update {
 	}
 }
 
-func commitKey(org string, repo RepoRef, testID, sha string) map[string]types.AttributeValue {
+func commitKey(org string, repo repository.Ref, testID, sha string) map[string]types.AttributeValue {
 	return key(testPK(org, repo, testID), "SHA#"+sha)
 }
 
 // TestsAndCommits reads the aggregate items of tests and their commit items
 // for sha, for classification right after their runs were recorded: one
 // BatchGetItem per 50 tests.
-func (s *Store) TestsAndCommits(ctx context.Context, org string, repo RepoRef, sha string, ids []string) (map[string]TestCase, map[string]CommitResult, error) {
+func (s *Store) TestsAndCommits(ctx context.Context, org string, repo repository.Ref, sha string, ids []string) (map[string]testhealth.TestCase, map[string]testhealth.CommitResult, error) {
 	keys := make([]map[string]types.AttributeValue, 0, 2*len(ids))
 	for _, id := range ids {
 		keys = append(keys, testKey(org, repo, id), commitKey(org, repo, id, sha))
@@ -371,7 +297,7 @@ func (s *Store) TestsAndCommits(ctx context.Context, org string, repo RepoRef, s
 	if err != nil {
 		return nil, nil, err
 	}
-	tests, commits := map[string]TestCase{}, map[string]CommitResult{}
+	tests, commits := map[string]testhealth.TestCase{}, map[string]testhealth.CommitResult{}
 	for _, item := range items {
 		pk := item[AttrPK].(*types.AttributeValueMemberS).Value
 		id := pk[strings.LastIndex(pk, "#TEST#")+len("#TEST#"):]
@@ -383,7 +309,7 @@ func (s *Store) TestsAndCommits(ctx context.Context, org string, repo RepoRef, s
 			tests[id] = tc
 			continue
 		}
-		var c CommitResult
+		var c testhealth.CommitResult
 		if err := unmarshal(item, &c); err != nil {
 			return nil, nil, err
 		}
@@ -393,7 +319,7 @@ func (s *Store) TestsAndCommits(ctx context.Context, org string, repo RepoRef, s
 }
 
 // TestHistory lists the newest runs of a test, up to limit: one Query.
-func (s *Store) TestHistory(ctx context.Context, org string, repo RepoRef, id string, limit int32) ([]RunRecord, error) {
+func (s *Store) TestHistory(ctx context.Context, org string, repo repository.Ref, id string, limit int32) ([]testhealth.RunRecord, error) {
 	out, err := s.query(ctx, &dynamodb.QueryInput{
 		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :run)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -405,7 +331,7 @@ func (s *Store) TestHistory(ctx context.Context, org string, repo RepoRef, id st
 	if err != nil {
 		return nil, err
 	}
-	return unmarshalAll[RunRecord](out.Items)
+	return unmarshalAll[testhealth.RunRecord](out.Items)
 }
 
 // clipBytes cuts s to at most n bytes without splitting a UTF-8 sequence.

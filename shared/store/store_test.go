@@ -9,10 +9,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
+	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
@@ -125,13 +128,13 @@ func TestRepoKeysAndSettings(t *testing.T) {
 	s := storetest.New(t, fixed)
 	ctx := context.Background()
 	mustOrg(t, s, "acme")
-	first := store.RepoRef{Host: "GitHub.com", Owner: "Acme", Name: "Web"}
+	first := repository.Ref{Host: "GitHub.com", Owner: "Acme", Name: "Web"}
 	jira := "https://acme.atlassian.net"
 	if _, err := s.UpdateRepo(ctx, "acme", first, store.RepoSettings{JiraBaseURL: &jira}); err != nil {
 		t.Fatal(err)
 	}
 	branch := "trunk"
-	r, err := s.UpdateRepo(ctx, "acme", store.RepoRef{Host: "github.com", Owner: "acme", Name: "web"}, store.RepoSettings{DefaultBranch: &branch})
+	r, err := s.UpdateRepo(ctx, "acme", repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}, store.RepoSettings{DefaultBranch: &branch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,14 +148,14 @@ func TestRepoKeysAndSettings(t *testing.T) {
 		t.Errorf("clear jira: %+v %v", r, err)
 	}
 	// GitLab paths keep their case: a different spelling is another repository.
-	gl := store.RepoRef{Host: "gitlab.com", Owner: "Group/Sub", Name: "App"}
+	gl := repository.Ref{Host: "gitlab.com", Owner: "Group/Sub", Name: "App"}
 	if _, err := s.UpdateRepo(ctx, "acme", gl, store.RepoSettings{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.GetRepo(ctx, "acme", store.RepoRef{Host: "GITLAB.com", Owner: "group/sub", Name: "app"}); !errs.Is(err, errs.NotFound) {
+	if _, err := s.GetRepo(ctx, "acme", repository.Ref{Host: "GITLAB.com", Owner: "group/sub", Name: "app"}); !errs.Is(err, errs.NotFound) {
 		t.Errorf("gitlab lookup ignoring case: %v", err)
 	}
-	if _, err := s.GetRepo(ctx, "acme", store.RepoRef{Host: "GITLAB.com", Owner: "Group/Sub", Name: "App"}); err != nil {
+	if _, err := s.GetRepo(ctx, "acme", repository.Ref{Host: "GITLAB.com", Owner: "Group/Sub", Name: "App"}); err != nil {
 		t.Errorf("gitlab lookup with host case changed: %v", err)
 	}
 	if _, err := s.GetRepo(ctx, "other", first); !errs.Is(err, errs.NotFound) {
@@ -163,31 +166,14 @@ func TestRepoKeysAndSettings(t *testing.T) {
 	}
 }
 
-func TestParseRepo(t *testing.T) {
-	for in, want := range map[string]store.RepoRef{
-		"github.com/acme/web":           {Host: "github.com", Owner: "acme", Name: "web"},
-		"gitlab.example.com/a/b/c/proj": {Host: "gitlab.example.com", Owner: "a/b/c", Name: "proj"},
-	} {
-		got, err := store.ParseRepo(in)
-		if err != nil || got != want {
-			t.Errorf("ParseRepo(%q) = %+v, %v", in, got, err)
-		}
-	}
-	for _, bad := range []string{"", "github.com", "github.com/acme", "/acme/web", "github.com//web", "github.com/acme/"} {
-		if _, err := store.ParseRepo(bad); !errs.Is(err, errs.Invalid) {
-			t.Errorf("ParseRepo(%q): %v", bad, err)
-		}
-	}
-}
-
-func sampleTest(org string, repo store.RepoRef) store.TestCase {
-	return store.TestCase{
+func sampleTest(org string, repo repository.Ref) testhealth.TestCase {
+	return testhealth.TestCase{
 		Org: org, Repo: repo, ID: "06cb6db5-f807-5198-b072-af67a0636f8a", Name: "example_name",
-		Status:       store.TestStatus{Value: "healthy", Reason: "no failures", Timestamp: t0},
+		Status:       testhealth.TestStatus{Value: "healthy", Reason: "no failures", Timestamp: t0},
 		FirstSeen:    t0,
 		PassedByHour: map[string]int{"493473": 3},
 		FailedByHour: map[string]int{"493473": 1},
-		Failures:     map[string]store.FailureCluster{"k": {Summary: "boom", Last: t0, ByDay: map[string]int{"20657": 1}}},
+		Failures:     map[string]testhealth.FailureCluster{"k": {Summary: "boom", Last: t0, ByDay: map[string]int{"20657": 1}}},
 		FailedPRs:    map[string]time.Time{"12": t0},
 		Codeowners:   []string{"@acme/web"},
 	}
@@ -196,13 +182,13 @@ func sampleTest(org string, repo store.RepoRef) store.TestCase {
 func TestTestCaseReadIsOneGetItemAndTenantScoped(t *testing.T) {
 	s := storetest.New(t, fixed)
 	ctx := context.Background()
-	repo := store.RepoRef{Host: "github.com", Owner: "Acme", Name: "web"}
+	repo := repository.Ref{Host: "github.com", Owner: "Acme", Name: "web"}
 	tc := sampleTest("acme", repo)
 	if err := s.PutTestCase(ctx, tc); err != nil {
 		t.Fatal(err)
 	}
 	uctx, usage := store.WithUsage(ctx)
-	got, err := s.GetTestCase(uctx, "acme", store.RepoRef{Host: "github.com", Owner: "acme", Name: "WEB"}, strings.ToUpper(tc.ID))
+	got, err := s.GetTestCase(uctx, "acme", repository.Ref{Host: "github.com", Owner: "acme", Name: "WEB"}, strings.ToUpper(tc.ID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +201,7 @@ func TestTestCaseReadIsOneGetItemAndTenantScoped(t *testing.T) {
 	if _, err := s.GetTestCase(ctx, "other", repo, tc.ID); !errs.Is(err, errs.NotFound) {
 		t.Errorf("other org: %v", err)
 	}
-	if _, err := s.GetTestCase(ctx, "acme", store.RepoRef{Host: "github.com", Owner: "acme", Name: "api"}, tc.ID); !errs.Is(err, errs.NotFound) {
+	if _, err := s.GetTestCase(ctx, "acme", repository.Ref{Host: "github.com", Owner: "acme", Name: "api"}, tc.ID); !errs.Is(err, errs.NotFound) {
 		t.Errorf("other repo: %v", err)
 	}
 }
@@ -223,12 +209,12 @@ func TestTestCaseReadIsOneGetItemAndTenantScoped(t *testing.T) {
 func TestLinkTicketWritesEventInSameTransaction(t *testing.T) {
 	s := storetest.New(t, fixed)
 	ctx := context.Background()
-	repo := store.RepoRef{Host: "github.com", Owner: "acme", Name: "web"}
+	repo := repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
 	tc := sampleTest("acme", repo)
 	if err := s.PutTestCase(ctx, tc); err != nil {
 		t.Fatal(err)
 	}
-	ticket := store.Ticket{ID: "KAN-1", HTMLURL: "https://acme.atlassian.net/browse/KAN-1"}
+	ticket := testhealth.Ticket{ID: "KAN-1", HTMLURL: "https://acme.atlassian.net/browse/KAN-1"}
 	ev := store.Event{ID: "evt_1", Type: "test_case.ticket_linked", Payload: `{}`, CreatedAt: t0}
 	if err := s.LinkTicket(ctx, "acme", repo, tc.ID, ticket, ev); err != nil {
 		t.Fatal(err)
@@ -239,7 +225,7 @@ func TestLinkTicketWritesEventInSameTransaction(t *testing.T) {
 	}
 	// The same event id again is refused: the outbox never holds duplicates,
 	// and the failed transaction leaves the ticket as it was.
-	other := store.Ticket{ID: "KAN-2", HTMLURL: "x"}
+	other := testhealth.Ticket{ID: "KAN-2", HTMLURL: "x"}
 	if err := s.LinkTicket(ctx, "acme", repo, tc.ID, other, ev); !errs.Is(err, errs.Conflict) {
 		t.Fatalf("duplicate event id: got %v, want conflict", err)
 	}
@@ -260,22 +246,85 @@ func TestLinkTicketWritesEventInSameTransaction(t *testing.T) {
 	}
 }
 
-func TestExcessClustersKeepsTheMostRecent(t *testing.T) {
-	tc := store.TestCase{Failures: map[string]store.FailureCluster{}}
-	for i := range store.MaxClusters + 3 {
-		tc.Failures[fmt.Sprintf("k%02d", i)] = store.FailureCluster{
-			Summary: "f", Last: t0.Add(time.Duration(i) * time.Minute), ByDay: map[string]int{"20657": 1},
+// TestUpdateHealthRemovesWhatPruneDropped writes a test with counters
+// that left every window and more clusters than are kept, prunes it as a
+// health decision does, and reads back exactly the pruned test.
+func TestUpdateHealthRemovesWhatPruneDropped(t *testing.T) {
+	s := storetest.New(t, fixed)
+	ctx := context.Background()
+	repo := repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
+	tc := sampleTest("acme", repo)
+	old := t0.Add(-9 * testhealth.Day)
+	tc.PassedByHour = map[string]int{testhealth.HourKey(t0): 2, testhealth.HourKey(old): 5}
+	tc.MonitoredFailedByHour = map[string]int{testhealth.HourKey(old): 1}
+	tc.FailedPRs = map[string]time.Time{"12": t0, "9": old}
+	tc.Failures = map[string]testhealth.FailureCluster{}
+	for i := range testhealth.MaxClusters + 3 {
+		tc.Failures[fmt.Sprintf("k%02d", i)] = testhealth.FailureCluster{
+			Summary: "f", Last: t0.Add(time.Duration(i-60) * time.Minute),
+			ByDay: map[string]int{testhealth.DayKey(t0): 1, testhealth.DayKey(old): 3},
 		}
 	}
-	// The three oldest clusters (k00, k01, k02) go, each with its three attributes.
-	want := []string{"cc.k00.20657", "cc.k01.20657", "cc.k02.20657", "cl.k00", "cl.k01", "cl.k02", "cs.k00", "cs.k01", "cs.k02"}
-	if d := cmp.Diff(tc.ExcessClusters(), want); d != "" {
-		t.Errorf("(-got +want):\n%s", d)
+	if err := s.PutTestCase(ctx, tc); err != nil {
+		t.Fatal(err)
 	}
-	delete(tc.Failures, "k00")
-	delete(tc.Failures, "k01")
-	delete(tc.Failures, "k02")
-	if got := tc.ExcessClusters(); got != nil {
-		t.Errorf("at the bound: %v", got)
+	stored, err := s.GetTestCase(ctx, "acme", repo, tc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, pruned := testhealth.Prune(stored, t0)
+	if !pruned {
+		t.Fatal("nothing to prune")
+	}
+	if err := s.UpdateHealth(ctx, stored, after, nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetTestCase(ctx, "acme", repo, tc.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after.Rev++
+	empty := cmpopts.EquateEmpty()
+	if d := cmp.Diff(after, got, empty); d != "" {
+		t.Errorf("read back (-want +got):\n%s", d)
+	}
+}
+
+// TestRunsCountInTheBucketClassificationReads records a failed and a passed
+// run at one instant and reads them back through the figures that
+// classification uses: the hour written at ingest is the hour read.
+func TestRunsCountInTheBucketClassificationReads(t *testing.T) {
+	s := storetest.New(t, fixed)
+	ctx := context.Background()
+	repo := repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
+	at := time.Date(2026, 7, 22, 23, 59, 59, 0, time.UTC) // the last second of an hour and of a day
+	up := testhealth.UploadRuns{Org: "acme", Repo: repo, Upload: "u1", At: at, SHA: "s1", Branch: "main", Monitored: true}
+	runs := []testhealth.Run{
+		{Seq: 1, Status: "failed", Message: "boom", Cluster: "c1", Summary: "boom"},
+		{Seq: 2, Status: "passed", Attempt: 1},
+	}
+	id := "06cb6db5-f807-5198-b072-af67a0636f8a"
+	if err := s.RecordRuns(ctx, up, []testhealth.TestRuns{{Test: testhealth.TestCase{Org: "acme", Repo: repo, ID: id, Name: "t"}, Runs: runs}}); err != nil {
+		t.Fatal(err)
+	}
+	tc, err := s.GetTestCase(ctx, "acme", repo, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := testhealth.FailureRate(tc, time.Hour, at); got != 0.5 {
+		t.Errorf("failure rate over the hour holding the runs = %v, want 0.5 (%v / %v)", got, tc.PassedByHour, tc.FailedByHour)
+	}
+	if got := testhealth.FailureRate(tc, time.Hour, at.Add(time.Second)); got != 0 {
+		t.Errorf("failure rate over the next hour = %v, want 0", got)
+	}
+	if f := testhealth.MostCommonFailures(tc, 5, at); len(f) != 1 || f[0].Count != 1 {
+		t.Errorf("failures of the day holding the run: %+v", f)
+	}
+	if f := testhealth.MostCommonFailures(tc, 5, at.Add(testhealth.Week)); len(f) != 0 {
+		t.Errorf("failures a week on: %+v", f)
+	}
+	failed, err := s.FailedTestsBetween(ctx, "acme", repo, at, at.Add(time.Second))
+	if err != nil || !failed[id].Equal(at) {
+		t.Errorf("failed tests of the run's second: %v, %v", failed, err)
 	}
 }

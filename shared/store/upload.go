@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/repository"
 )
 
 // States of an upload.
@@ -21,15 +22,15 @@ const (
 
 // Upload is one bundle upload, from createBundleUpload to its ingestion.
 type Upload struct {
-	ID            string    `dynamodbav:"upload_id"`
-	Org           string    `dynamodbav:"org"`
-	Repo          RepoRef   `dynamodbav:"repo"`
-	BlobKey       string    `dynamodbav:"blob_key"` // where the bundle is stored
-	ClientVersion string    `dynamodbav:"client_version,omitempty"`
-	State         string    `dynamodbav:"state"`
-	Reason        string    `dynamodbav:"reason,omitempty"`
-	CreatedAt     time.Time `dynamodbav:"created_at"`
-	FinishedAt    time.Time `dynamodbav:"finished_at,omitempty"`
+	ID            string         `dynamodbav:"upload_id"`
+	Org           string         `dynamodbav:"org"`
+	Repo          repository.Ref `dynamodbav:"repo"`
+	BlobKey       string         `dynamodbav:"blob_key"` // where the bundle is stored
+	ClientVersion string         `dynamodbav:"client_version,omitempty"`
+	State         string         `dynamodbav:"state"`
+	Reason        string         `dynamodbav:"reason,omitempty"`
+	CreatedAt     time.Time      `dynamodbav:"created_at"`
+	FinishedAt    time.Time      `dynamodbav:"finished_at,omitempty"`
 	// What the bundle held, once ingested.
 	Files, Tests, Runs, Passed, Failed, Skipped int
 	SHA, Branch                                 string

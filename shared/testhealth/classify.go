@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/store"
 )
 
 // Test status values (lowercase on the wire, contract 2.1).
@@ -48,9 +47,9 @@ type Settings struct {
 // is set aside from flaky and broken detection (contract 2.3).
 const InfraGuardShare = 0.8
 
-// SettingsOf applies the defaults to a repository's stored settings.
-func SettingsOf(r store.Repo) Settings {
-	h := r.HealthSettings
+// SettingsOf applies the defaults to a repository's stored settings; the
+// monitors watch defaultBranch unless told other branches.
+func SettingsOf(h HealthSettings, defaultBranch string) Settings {
 	b := func(p *bool, d bool) bool {
 		if p == nil {
 			return d
@@ -72,7 +71,7 @@ func SettingsOf(r store.Repo) Settings {
 	s := Settings{
 		QuarantineEnabled: b(h.QuarantineEnabled, false),
 		AutoQuarantine:    b(h.AutoQuarantine, true),
-		DefaultBranch:     r.Branch(),
+		DefaultBranch:     defaultBranch,
 		PassOnRetry:       b(h.PassOnRetry, true),
 		RecoveryDays:      i(h.RecoveryDays, 7),
 		FailureRate:       b(h.FailureRate, true),
@@ -147,7 +146,7 @@ func (s Settings) Guarded(cases, failedCases int) bool {
 // Classify decides the status of tc at now from its aggregate (contract
 // 2.3): the worst active monitor wins, and the reason names it and its
 // evidence. The timestamp is now when the value changes, else kept.
-func Classify(tc store.TestCase, s Settings, now time.Time) store.TestStatus {
+func Classify(tc TestCase, s Settings, now time.Time) TestStatus {
 	prev := tc.Status.Value
 	value, reason := Healthy, ""
 	flag := func(v, r string) {
@@ -199,14 +198,14 @@ func Classify(tc store.TestCase, s Settings, now time.Time) store.TestStatus {
 	if at.IsZero() {
 		at = now
 	}
-	return store.TestStatus{Value: value, Reason: reason, Timestamp: at}
+	return TestStatus{Value: value, Reason: reason, Timestamp: at}
 }
 
 // HealthyReason states the evidence on which a healthy test is healthy: its
 // runs and failures in the monitor's window, and which threshold each
 // monitor has not reached. It is computed whenever a healthy test is shown,
 // because a healthy test is not rewritten on every run.
-func HealthyReason(tc store.TestCase, s Settings, now time.Time) string {
+func HealthyReason(tc TestCase, s Settings, now time.Time) string {
 	w := time.Duration(s.WindowHours) * time.Hour
 	passed, failed := sumWindow(tc.PassedByHour, w, now), sumWindow(tc.FailedByHour, w, now)
 	parts := []string{fmt.Sprintf("%s in %s in %s", count(failed, "failure"), count(passed+failed, "run"), window(s.WindowHours))}
@@ -247,10 +246,10 @@ func HealthyReason(tc store.TestCase, s Settings, now time.Time) string {
 // Status is tc's status as shown at now: the stored one for an unhealthy
 // test, and for a healthy one (or one never classified, which is healthy
 // since it was first seen) the evidence as it stands now.
-func Status(tc store.TestCase, s Settings, now time.Time) store.TestStatus {
+func Status(tc TestCase, s Settings, now time.Time) TestStatus {
 	st := tc.Status
 	if st.Value == "" {
-		st = store.TestStatus{Value: Healthy, Timestamp: tc.FirstSeen}
+		st = TestStatus{Value: Healthy, Timestamp: tc.FirstSeen}
 	}
 	if st.Value == Healthy {
 		st.Reason = HealthyReason(tc, s, now)
@@ -259,7 +258,7 @@ func Status(tc store.TestCase, s Settings, now time.Time) store.TestStatus {
 }
 
 // Previous is the status value tc had: healthy for a test never classified.
-func Previous(tc store.TestCase) string {
+func Previous(tc TestCase) string {
 	if tc.Status.Value == "" {
 		return Healthy
 	}
@@ -269,14 +268,14 @@ func Previous(tc store.TestCase) string {
 // Quarantined applies contract 2.4: a test is quarantined when the
 // repository quarantines and either its override says always, or automatic
 // quarantine is on and the test is unhealthy and not overridden to never.
-func Quarantined(tc store.TestCase, s Settings) bool {
+func Quarantined(tc TestCase, s Settings) bool {
 	if !s.QuarantineEnabled {
 		return false
 	}
 	switch tc.QuarantineCandidate() {
-	case store.AlwaysQuarantine:
+	case AlwaysQuarantine:
 		return true
-	case store.AutoQuarantine:
+	case AutoQuarantine:
 		return s.AutoQuarantine
 	}
 	return false

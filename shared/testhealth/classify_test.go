@@ -3,8 +3,6 @@ package testhealth
 import (
 	"testing"
 	"time"
-
-	"github.com/mainguard/mainguard/shared/store"
 )
 
 // TestHealthyReasonStatesEvidence shows that a healthy test's reason says
@@ -12,18 +10,18 @@ import (
 // never a sentence that could be false ("no failures recorded").
 func TestHealthyReasonStatesEvidence(t *testing.T) {
 	h := func(d time.Duration) string { return HourKey(now.Add(-d)) }
-	defaults := SettingsOf(store.Repo{})
+	defaults := SettingsOf(HealthSettings{}, "main")
 	off := defaults
 	off.FailureRate = false
 	tests := []struct {
 		name string
-		tc   store.TestCase
+		tc   TestCase
 		s    Settings
 		want string
 	}{
 		{
 			name: "failed its only run",
-			tc: store.TestCase{
+			tc: TestCase{
 				FailedByHour: map[string]int{h(time.Hour): 1}, MonitoredFailedByHour: map[string]int{h(time.Hour): 1},
 				LastRun: now.Add(-time.Hour), Streak: 1,
 			},
@@ -32,7 +30,7 @@ func TestHealthyReasonStatesEvidence(t *testing.T) {
 		},
 		{
 			name: "runs only off the monitored branches",
-			tc: store.TestCase{
+			tc: TestCase{
 				PassedByHour: map[string]int{h(0): 3}, FailedByHour: map[string]int{h(2 * time.Hour): 2},
 				LastRun: now,
 			},
@@ -41,7 +39,7 @@ func TestHealthyReasonStatesEvidence(t *testing.T) {
 		},
 		{
 			name: "enough runs, below the threshold",
-			tc: store.TestCase{
+			tc: TestCase{
 				PassedByHour: map[string]int{h(0): 38}, FailedByHour: map[string]int{h(0): 2},
 				MonitoredPassedByHour: map[string]int{h(0): 38}, MonitoredFailedByHour: map[string]int{h(0): 2},
 				LastRun: now,
@@ -51,13 +49,13 @@ func TestHealthyReasonStatesEvidence(t *testing.T) {
 		},
 		{
 			name: "no runs at all",
-			tc:   store.TestCase{LastRun: now.Add(-30 * Day)},
+			tc:   TestCase{LastRun: now.Add(-30 * Day)},
 			s:    defaults,
 			want: "0 failures in 0 runs in 7 days; below the failure-rate monitor's 20 runs",
 		},
 		{
 			name: "stale",
-			tc: store.TestCase{
+			tc: TestCase{
 				MonitoredPassedByHour: map[string]int{h(0): 30}, PassedByHour: map[string]int{h(0): 30},
 				LastRun: now.Add(-200 * time.Hour),
 			},
@@ -66,9 +64,9 @@ func TestHealthyReasonStatesEvidence(t *testing.T) {
 		},
 		{
 			name: "monitor off, an old flake",
-			tc: store.TestCase{
+			tc: TestCase{
 				PassedByHour: map[string]int{h(0): 1},
-				Flake:        &store.FlakeEvidence{At: now.Add(-10 * Day), SHA: "abc", Branch: "main"},
+				Flake:        &FlakeEvidence{At: now.Add(-10 * Day), SHA: "abc", Branch: "main"},
 			},
 			s:    off,
 			want: "0 failures in 1 run in 7 days; the failure-rate monitor is off; last passed on retry 2026-07-13, over 7 days ago",
@@ -93,16 +91,16 @@ func TestHealthyReasonStatesEvidence(t *testing.T) {
 // it is, and a recovery's reason says what it recovered from.
 func TestStatusOfUnclassifiedTest(t *testing.T) {
 	first := now.Add(-3 * time.Hour)
-	tc := store.TestCase{FirstSeen: first, FailedByHour: map[string]int{HourKey(now): 1}}
-	st := Status(tc, SettingsOf(store.Repo{}), now)
+	tc := TestCase{FirstSeen: first, FailedByHour: map[string]int{HourKey(now): 1}}
+	st := Status(tc, SettingsOf(HealthSettings{}, "main"), now)
 	if st.Value != Healthy || !st.Timestamp.Equal(first) || st.Reason != "1 failure in 1 run in 7 days; below the failure-rate monitor's 20 runs (0 runs on main)" {
 		t.Errorf("Status = %+v", st)
 	}
-	tc.Status = store.TestStatus{Value: Flaky, Reason: "pass-on-retry: x", Timestamp: first}
-	if st := Status(tc, SettingsOf(store.Repo{}), now); st != tc.Status {
+	tc.Status = TestStatus{Value: Flaky, Reason: "pass-on-retry: x", Timestamp: first}
+	if st := Status(tc, SettingsOf(HealthSettings{}, "main"), now); st != tc.Status {
 		t.Errorf("unhealthy status rewritten: %+v", st)
 	}
-	if st := Classify(tc, SettingsOf(store.Repo{}), now); st.Reason != "recovered (was flaky): 1 failure in 1 run in 7 days; below the failure-rate monitor's 20 runs (0 runs on main)" {
+	if st := Classify(tc, SettingsOf(HealthSettings{}, "main"), now); st.Reason != "recovered (was flaky): 1 failure in 1 run in 7 days; below the failure-rate monitor's 20 runs (0 runs on main)" {
 		t.Errorf("recovery reason = %q", st.Reason)
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"sort"
 	"strconv"
 	"time"
-
-	"github.com/mainguard/mainguard/shared/store"
 )
 
 // The windows of the contract's figures.
@@ -38,7 +36,7 @@ func inWindow(k string, size, w time.Duration, now time.Time) bool {
 
 // FailureRate is failed / (passed + failed) over the window w ending at now,
 // 0 when there were no runs. Skipped runs are not counted at all.
-func FailureRate(tc store.TestCase, w time.Duration, now time.Time) float64 {
+func FailureRate(tc TestCase, w time.Duration, now time.Time) float64 {
 	passed, failed := 0, 0
 	for k, n := range tc.PassedByHour {
 		if inWindow(k, time.Hour, w, now) {
@@ -66,7 +64,7 @@ type Failure struct {
 // MostCommonFailures returns up to n clusters with occurrences in the last
 // 7 days, most frequent first (then most recent, then by text, so the order
 // is stable).
-func MostCommonFailures(tc store.TestCase, n int, now time.Time) []Failure {
+func MostCommonFailures(tc TestCase, n int, now time.Time) []Failure {
 	out := []Failure{}
 	for _, c := range tc.Failures {
 		count := 0
@@ -97,7 +95,7 @@ func MostCommonFailures(tc store.TestCase, n int, now time.Time) []Failure {
 
 // PullRequestsImpacted counts distinct pull requests with a failed run of
 // the test in the 7 days before now.
-func PullRequestsImpacted(tc store.TestCase, now time.Time) int {
+func PullRequestsImpacted(tc TestCase, now time.Time) int {
 	n := 0
 	for _, at := range tc.FailedPRs {
 		if !at.After(now) && now.Sub(at) < Week {
@@ -105,4 +103,84 @@ func PullRequestsImpacted(tc store.TestCase, now time.Time) int {
 		}
 	}
 	return n
+}
+
+// Keep is how long counters stay on a test: the longest window (7 days)
+// and one bucket more.
+const Keep = Week + Day
+
+// Prune returns tc without what has left every window at now (hour
+// counters, cluster days and pull-request failures older than Keep; a
+// cluster with no day left) and without the clusters beyond the
+// MaxClusters most recent, so that a test's record stays small however long
+// it lives. It reports whether anything was dropped; tc is not changed.
+func Prune(tc TestCase, now time.Time) (TestCase, bool) {
+	cut := now.Add(-Keep)
+	hour, day := HourKey(cut), DayKey(cut)
+	older := func(k, than string) bool {
+		n, err := strconv.ParseInt(k, 10, 64)
+		m, _ := strconv.ParseInt(than, 10, 64)
+		return err == nil && n < m
+	}
+	pruned := false
+	counters := func(m map[string]int) map[string]int {
+		out := make(map[string]int, len(m))
+		for k, n := range m {
+			if older(k, hour) {
+				pruned = true
+				continue
+			}
+			out[k] = n
+		}
+		return out
+	}
+	tc.PassedByHour, tc.FailedByHour = counters(tc.PassedByHour), counters(tc.FailedByHour)
+	tc.MonitoredPassedByHour, tc.MonitoredFailedByHour = counters(tc.MonitoredPassedByHour), counters(tc.MonitoredFailedByHour)
+
+	clusters := make(map[string]FailureCluster, len(tc.Failures))
+	for k, c := range tc.Failures {
+		days := make(map[string]int, len(c.ByDay))
+		for d, n := range c.ByDay {
+			if older(d, day) {
+				pruned = true
+				continue
+			}
+			days[d] = n
+		}
+		if len(days) == 0 {
+			pruned = true
+			continue
+		}
+		c.ByDay = days
+		clusters[k] = c
+	}
+	if len(clusters) > MaxClusters {
+		keys := make([]string, 0, len(clusters))
+		for k := range clusters {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			a, b := clusters[keys[i]], clusters[keys[j]]
+			if !a.Last.Equal(b.Last) {
+				return a.Last.After(b.Last)
+			}
+			return keys[i] < keys[j]
+		})
+		for _, k := range keys[MaxClusters:] {
+			delete(clusters, k)
+		}
+		pruned = true
+	}
+	tc.Failures = clusters
+
+	prs := make(map[string]time.Time, len(tc.FailedPRs))
+	for pr, at := range tc.FailedPRs {
+		if at.Before(cut) {
+			pruned = true
+			continue
+		}
+		prs[pr] = at
+	}
+	tc.FailedPRs = prs
+	return tc, pruned
 }

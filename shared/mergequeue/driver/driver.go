@@ -13,6 +13,7 @@ import (
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 )
 
@@ -76,7 +77,7 @@ func (d *Driver) log() *slog.Logger {
 	return d.Log
 }
 
-func ghRepo(r store.RepoRef) github.Repo { return github.Repo{Owner: r.Owner, Name: r.Name} }
+func ghRepo(r repository.Ref) github.Repo { return github.Repo{Owner: r.Owner, Name: r.Name} }
 
 // outcomes are what performing effects taught us, for the next step.
 type outcomes struct {

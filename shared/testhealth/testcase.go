@@ -1,0 +1,219 @@
+package testhealth
+
+import (
+	"time"
+
+	"github.com/mainguard/mainguard/shared/repository"
+)
+
+// TestCase is one test case of a repository with everything a read needs:
+// its identity, its status, and its history summed into per-hour and
+// per-day counters (keyed by HourKey and DayKey), so that a figure over a
+// window is a sum over the buckets in it, exact to the bucket, however long
+// the history. Prune drops the buckets that left every window. The
+// dynamodbav names are package store's item attributes.
+type TestCase struct {
+	Org       string         `dynamodbav:"org"`
+	Repo      repository.Ref `dynamodbav:"repo"` // spelling the repository was first seen with
+	ID        string         `dynamodbav:"id"`
+	Name      string         `dynamodbav:"name"`
+	Variant   string         `dynamodbav:"variant"`
+	FilePath  string         `dynamodbav:"file_path,omitempty"`
+	Parent    string         `dynamodbav:"parent,omitempty"`
+	Classname string         `dynamodbav:"classname,omitempty"`
+
+	Status    TestStatus `dynamodbav:"status"`
+	FirstSeen time.Time  `dynamodbav:"first_seen"`
+	LastRun   time.Time  `dynamodbav:"last_run,omitempty"`
+
+	// PassedByHour and FailedByHour count runs per unix hour (key: hour
+	// number in decimal), for the failure rates.
+	PassedByHour map[string]int `dynamodbav:"-"`
+	FailedByHour map[string]int `dynamodbav:"-"`
+	// MonitoredPassedByHour and MonitoredFailedByHour count the runs the
+	// failure-rate monitor looks at: on its branches, outside uploads the
+	// infrastructure guard set aside.
+	MonitoredPassedByHour map[string]int `dynamodbav:"-"`
+	MonitoredFailedByHour map[string]int `dynamodbav:"-"`
+	// Failures are the failure clusters, keyed by the normalised text's hash.
+	Failures map[string]FailureCluster `dynamodbav:"-"`
+	// FailedPRs maps a pull request number to the time of its latest failed
+	// run of this test.
+	FailedPRs map[string]time.Time `dynamodbav:"-"`
+
+	// Streak counts consecutive failed runs on the default branch (outside
+	// guarded uploads); a pass sets it to 0.
+	Streak int `dynamodbav:"streak,omitempty"`
+	// Flake is the newest evidence of a failure and a pass on one commit.
+	Flake *FlakeEvidence `dynamodbav:"flake,omitempty"`
+
+	Codeowners         []string  `dynamodbav:"codeowners,omitempty"`
+	QuarantineOverride string    `dynamodbav:"quarantine_override,omitempty"` // ALWAYS_QUARANTINE, NEVER_QUARANTINE, "" = UNSPECIFIED
+	QuarantineSince    time.Time `dynamodbav:"quarantine_since,omitempty"`    // when it last became a quarantine candidate
+	Ticket             *Ticket   `dynamodbav:"ticket,omitempty"`
+
+	// Rev counts health writes (status, override): each carries the
+	// condition that Rev is what the writer read.
+	Rev int `dynamodbav:"rev"`
+
+	// Quarantined is not stored: it depends on the repository's settings
+	// too, and is decided when the test is read (Quarantined).
+	Quarantined bool `dynamodbav:"-"`
+}
+
+// TestStatus is a test's health and why.
+type TestStatus struct {
+	Value     string    `dynamodbav:"value"` // healthy, flaky, broken
+	Reason    string    `dynamodbav:"reason"`
+	Timestamp time.Time `dynamodbav:"at"`
+}
+
+// FlakeEvidence is a commit on which the test both failed and passed.
+type FlakeEvidence struct {
+	At     time.Time `dynamodbav:"at"`
+	SHA    string    `dynamodbav:"sha"`
+	Branch string    `dynamodbav:"branch"`
+}
+
+// FailureCluster is one group of similar failures.
+type FailureCluster struct {
+	Summary string         `dynamodbav:"summary"` // most recent original text, ≤256 chars
+	Last    time.Time      `dynamodbav:"last"`
+	ByDay   map[string]int `dynamodbav:"by_day"` // occurrences per unix day
+}
+
+// Ticket is the issue-tracker ticket linked to a test.
+type Ticket struct {
+	ID      string `dynamodbav:"id"`
+	HTMLURL string `dynamodbav:"html_url"`
+}
+
+// Quarantine overrides of one test (contract 2.4); "" is UNSPECIFIED.
+const (
+	AlwaysQuarantine = "ALWAYS_QUARANTINE"
+	NeverQuarantine  = "NEVER_QUARANTINE"
+	AutoQuarantine   = "AUTO_QUARANTINE"
+)
+
+// QuarantineCandidate says why tc would be quarantined in a repository
+// that quarantines: AlwaysQuarantine (its override), AutoQuarantine (it is
+// unhealthy and not overridden; applies only when the repository
+// quarantines automatically), or "" (never). It does not depend on the
+// repository's settings, so it can be indexed; Quarantined adds
+// the settings.
+func (tc TestCase) QuarantineCandidate() string {
+	switch {
+	case tc.QuarantineOverride == AlwaysQuarantine:
+		return AlwaysQuarantine
+	case tc.QuarantineOverride == NeverQuarantine:
+		return ""
+	case tc.Status.Value == Flaky || tc.Status.Value == Broken:
+		return AutoQuarantine
+	}
+	return ""
+}
+
+// MaxClusters bounds the failure clusters an aggregate keeps: a test that
+// fails with ever-new texts must not grow its item towards DynamoDB's
+// 400 KB. The most recent clusters are kept.
+const MaxClusters = 50
+
+// HealthSettings are a repository's quarantine and monitor settings
+// (contract 2.3 and 2.4). A nil field takes the default (SettingsOf).
+type HealthSettings struct {
+	QuarantineEnabled *bool `dynamodbav:"quarantine_enabled,omitempty"`
+	AutoQuarantine    *bool `dynamodbav:"auto_quarantine,omitempty"`
+
+	PassOnRetry  *bool `dynamodbav:"mon_pass_on_retry,omitempty"`
+	RecoveryDays *int  `dynamodbav:"mon_recovery_days,omitempty"`
+
+	FailureRate      *bool    `dynamodbav:"mon_failure_rate,omitempty"`
+	WindowHours      *int     `dynamodbav:"mon_window_hours,omitempty"`
+	Branches         []string `dynamodbav:"mon_branches,omitempty"`
+	MinRuns          *int     `dynamodbav:"mon_min_runs,omitempty"`
+	FlakyThreshold   *float64 `dynamodbav:"mon_flaky_threshold,omitempty"`
+	BrokenThreshold  *float64 `dynamodbav:"mon_broken_threshold,omitempty"`
+	FlakyResolution  *float64 `dynamodbav:"mon_flaky_resolution,omitempty"`
+	BrokenResolution *float64 `dynamodbav:"mon_broken_resolution,omitempty"`
+	StaleHours       *int     `dynamodbav:"mon_stale_hours,omitempty"`
+
+	InfraGuard *bool `dynamodbav:"mon_infra_guard,omitempty"`
+
+	BrokenStreak *bool `dynamodbav:"mon_broken_streak,omitempty"`
+	Streak       *int  `dynamodbav:"mon_streak,omitempty"`
+}
+
+// UploadRuns is what every run of one upload shares.
+type UploadRuns struct {
+	Org    string
+	Repo   repository.Ref
+	Upload string    // the bundle upload id: runs are recorded once per upload
+	At     time.Time // when the runs happened (the upload's time)
+	SHA    string
+	Branch string
+	PR     int // 0 when not a pull request
+	// Monitored: the runs count for the failure-rate monitor (a branch it
+	// watches, and not an upload the infrastructure guard set aside).
+	Monitored bool
+	// Streak: the runs count for the broken-streak monitor (the default
+	// branch, not guarded).
+	Streak bool
+	// Guarded: the infrastructure guard set the upload aside, so it leaves
+	// no pass-on-retry evidence either (no commit item update).
+	Guarded bool
+}
+
+// TestRuns are the runs of one test case in one upload, in report order.
+type TestRuns struct {
+	Test       TestCase // identity fields only: Org, Repo, ID, Name, Variant, FilePath, Parent, Classname
+	Codeowners []string // nil leaves the stored owners as they are
+	Runs       []Run
+}
+
+// Run is one execution of a test case.
+type Run struct {
+	Seq      int    // position in the upload, unique per upload
+	Status   string // passed, failed, errored, skipped
+	Attempt  int
+	Duration time.Duration
+	Message  string // failure text, "" unless failed or errored
+	Cluster  string // key of the failure's cluster
+	Summary  string // the failure text as shown, ≤256 characters
+}
+
+// Failed reports whether the run counts as a failure (an error does).
+func (r Run) Failed() bool { return r.Status == "failed" || r.Status == "errored" }
+
+// RunRecord is a stored run, as history lists it.
+type RunRecord struct {
+	Status   string    `dynamodbav:"status"`
+	At       time.Time `dynamodbav:"at"`
+	Upload   string    `dynamodbav:"upload"`
+	SHA      string    `dynamodbav:"sha"`
+	Branch   string    `dynamodbav:"branch"`
+	PR       int       `dynamodbav:"pr,omitempty"`
+	Attempt  int       `dynamodbav:"attempt,omitempty"`
+	Duration int64     `dynamodbav:"duration_ms"`
+	Message  string    `dynamodbav:"message,omitempty"`
+	TestID   string    `dynamodbav:"test_id"`
+}
+
+// CommitResult says whether a test has passed and failed on one commit.
+type CommitResult struct {
+	SHA      string    `dynamodbav:"sha"`
+	Branch   string    `dynamodbav:"branch"`
+	PassedAt time.Time `dynamodbav:"passed_at,omitempty"` // first pass seen
+	FailedAt time.Time `dynamodbav:"failed_at,omitempty"` // first failure seen
+}
+
+// Flaky reports whether the test both failed and passed on the commit,
+// and since when.
+func (c CommitResult) Flaky() (time.Time, bool) {
+	if c.PassedAt.IsZero() || c.FailedAt.IsZero() {
+		return time.Time{}, false
+	}
+	if c.PassedAt.After(c.FailedAt) {
+		return c.PassedAt, true
+	}
+	return c.FailedAt, true
+}
