@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mainguard/mainguard/shared/flakyapi"
 	"github.com/mainguard/mainguard/shared/testhealth"
+	"github.com/mainguard/mainguard/shared/testview"
 )
 
 // testQuarantine is `mainguard test quarantine HOST/OWNER/NAME TEST_ID`.
@@ -40,10 +40,10 @@ func testQuarantine(e *env, args []string) error {
 		return err
 	}
 	tc, err := a.Health.SetOverride(e.ctx, *org, ref, strings.ToLower(pos[1]), override,
-		flakyapi.Actor{FullName: "mainguard admin"}, *reason)
+		testview.Actor{FullName: "mainguard admin"}, *reason)
 	if err != nil {
 		return t.failed(err)
 	}
-	fmt.Fprintf(e.stdout, "test %s (%s): quarantine override %s, status %s\n", tc.ID, tc.Name, flakyapi.OverrideName(tc.QuarantineOverride), testhealth.Previous(tc))
+	fmt.Fprintf(e.stdout, "test %s (%s): quarantine override %s, status %s\n", tc.ID, tc.Name, testview.OverrideName(tc.QuarantineOverride), testhealth.Previous(tc))
 	return nil
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mainguard/mainguard/shared/flakyapi"
 	"github.com/mainguard/mainguard/shared/testhealth"
+	"github.com/mainguard/mainguard/shared/testview"
 )
 
 // testShow is `mainguard test show HOST/OWNER/NAME TEST_ID`: the test as
@@ -46,7 +46,7 @@ func testShow(e *env, args []string) error {
 	fmt.Fprintf(w, "  reason       %s\n", v.Status.Reason)
 	fmt.Fprintf(w, "  failure rate %s in 24 h, %s in 7 days\n", percentOf(v.FailureRateLast24h), percentOf(v.FailureRateLast7d))
 	fmt.Fprintf(w, "  PRs impacted %d in 7 days\n", v.PullRequestsImpacted)
-	fmt.Fprintf(w, "  quarantined  %s (override %s)\n", yesNo(v.Quarantined), flakyapi.OverrideName(tc.QuarantineOverride))
+	fmt.Fprintf(w, "  quarantined  %s (override %s)\n", yesNo(v.Quarantined), testview.OverrideName(tc.QuarantineOverride))
 	owners := "none"
 	if len(v.Codeowners) > 0 {
 		owners = strings.Join(v.Codeowners, " ")

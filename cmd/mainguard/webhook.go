@@ -6,15 +6,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mainguard/mainguard/shared/flakyapi"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testview"
 	"github.com/mainguard/mainguard/shared/webhooks"
 )
 
 // eventTypes are the webhook event types an endpoint can filter on
 // (contract 4).
 var eventTypes = func() []string {
-	types := []string{flakyapi.EventStatusChanged, flakyapi.EventQuarantineSetting, flakyapi.EventTicketLinked}
+	types := []string{testview.EventStatusChanged, testview.EventQuarantineSetting, testview.EventTicketLinked}
 	for _, kind := range []string{"pull_request", "pull_request_batch"} {
 		for _, action := range []string{"submitted", "queued", "testing", "pending_failure", "failed", "canceled", "merged"} {
 			types = append(types, kind+"."+action)

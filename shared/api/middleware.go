@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mainguard/mainguard/shared/errs"
@@ -205,4 +206,14 @@ func NewRequestID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// OwnOrg checks that an organization slug named in a request body is the
+// token's organization: any other is answered exactly as an absent one.
+func OwnOrg(ctx context.Context, slug string) (string, error) {
+	org := Org(ctx)
+	if !strings.EqualFold(slug, org) {
+		return "", errs.E(errs.NotFound, "organization %q not found", slug)
+	}
+	return org, nil
 }

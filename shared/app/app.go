@@ -23,11 +23,12 @@ import (
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/flakyapi"
-	"github.com/mainguard/mainguard/shared/health"
+	"github.com/mainguard/mainguard/shared/healthsvc"
 	"github.com/mainguard/mainguard/shared/mergequeue/driver"
-	"github.com/mainguard/mainguard/shared/mqapi"
+	"github.com/mainguard/mainguard/shared/queueapi"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testview"
+	"github.com/mainguard/mainguard/shared/uploadapi"
 	"github.com/mainguard/mainguard/shared/webhooks"
 )
 
@@ -40,11 +41,11 @@ type App struct {
 	NewID  func() string
 
 	// Health ingests uploads and keeps test health current.
-	Health *health.Service
+	Health *healthsvc.Service
 	// Bundles is where upload bundles are kept; Uploads signs their
 	// addresses.
 	Bundles blobs.Store
-	Uploads flakyapi.Uploads
+	Uploads uploadapi.Uploads
 	// Webhooks drains the organizations' outboxes into their endpoints
 	// (contract 4); Guard is the check on endpoint addresses it dials
 	// through, which the administration program applies when adding one.
@@ -52,7 +53,7 @@ type App struct {
 	Guard    webhooks.Guard
 	// MergeQueue serves the merge-queue endpoints and GitHub's webhook;
 	// its Driver advances the queues.
-	MergeQueue *mqapi.Handlers
+	MergeQueue *queueapi.Handlers
 
 	server    *api.Server
 	endpoints []api.Endpoint
@@ -96,9 +97,9 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 	if err := a.bundles(ctx); err != nil {
 		return nil, err
 	}
-	a.Health = &health.Service{
+	a.Health = &healthsvc.Service{
 		Store: a.Store, Blobs: a.Bundles, Now: a.Now, NewID: a.NewID, Log: a.Log,
-		Viewer: flakyapi.Viewer{PublicAppURL: cfg.PublicAppURL},
+		Viewer: testview.Viewer{PublicAppURL: cfg.PublicAppURL},
 	}
 	a.Webhooks = &webhooks.Deliverer{
 		Store: a.Store, Now: a.Now, Log: a.Log,
@@ -114,7 +115,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 	if cfg.RateLimit > 0 {
 		a.server.Limiter = &api.RateLimiter{Rate: cfg.RateLimit, Burst: cfg.RateBurst, Now: a.Now}
 	}
-	mq, err := mqapi.New(mqapi.Setup{Config: cfg, Store: a.Store, Now: a.Now, NewID: opt.NewUUID, Log: a.Log, GitHub: opt.GitHub})
+	mq, err := queueapi.New(queueapi.Setup{Config: cfg, Store: a.Store, Now: a.Now, NewID: opt.NewUUID, Log: a.Log, GitHub: opt.GitHub})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +129,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 func (a *App) bundles(ctx context.Context) error {
 	if a.Config.BundleBucket == "" {
 		a.Bundles = blobs.Dir{Root: a.Config.BundleDir}
-		a.Uploads = &flakyapi.LocalUploads{
+		a.Uploads = &uploadapi.LocalUploads{
 			BaseURL: a.Config.PublicAPIURL, Secret: a.secret("upload-url"),
 			Dir: blobs.Dir{Root: a.Config.BundleDir}, Now: a.Now,
 			Ingest: func(ctx context.Context, org, id string) error { return a.Health.Ingest(ctx, org, id) },

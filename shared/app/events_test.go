@@ -23,12 +23,12 @@ import (
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/config"
-	"github.com/mainguard/mainguard/shared/flakyapi"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
+	"github.com/mainguard/mainguard/shared/testview"
 	"github.com/mainguard/mainguard/shared/webhooks"
 )
 
@@ -307,9 +307,9 @@ var eventScenarios = []eventScenario{
 	{
 		name: "test health",
 		types: []string{
-			flakyapi.EventStatusChanged,
-			flakyapi.EventQuarantineSetting,
-			flakyapi.EventTicketLinked,
+			testview.EventStatusChanged,
+			testview.EventQuarantineSetting,
+			testview.EventTicketLinked,
 		},
 		run: func(t *testing.T, h *harness) {
 			ctx := context.Background()
@@ -330,7 +330,7 @@ var eventScenarios = []eventScenario{
 			if err != nil || len(pending) != 1 {
 				t.Fatalf("after the ingest: %d events, %v", len(pending), err)
 			}
-			var changed flakyapi.StatusChanged
+			var changed testview.StatusChanged
 			if err := json.Unmarshal([]byte(pending[0].Payload), &changed); err != nil {
 				t.Fatal(err)
 			}
@@ -338,7 +338,7 @@ var eventScenarios = []eventScenario{
 			// Someone quarantines it for good, with a reason.
 			h.advance(time.Minute)
 			if _, err := h.app.Health.SetOverride(ctx, "acme", mobile, login, testhealth.AlwaysQuarantine,
-				flakyapi.Actor{FullName: "Ada Lovelace", Email: "ada@acme.example"}, "flaky on every PR"); err != nil {
+				testview.Actor{FullName: "Ada Lovelace", Email: "ada@acme.example"}, "flaky on every PR"); err != nil {
 				t.Fatal(err)
 			}
 			// And links a ticket to it through the API.
@@ -433,7 +433,7 @@ func TestEventPayloadsGolden(t *testing.T) {
 			}
 		})
 	}
-	for _, typ := range append([]string{flakyapi.EventStatusChanged, flakyapi.EventQuarantineSetting, flakyapi.EventTicketLinked}, mergeQueueTypes...) {
+	for _, typ := range append([]string{testview.EventStatusChanged, testview.EventQuarantineSetting, testview.EventTicketLinked}, mergeQueueTypes...) {
 		if !covered[typ] {
 			t.Errorf("no scenario delivered %s", typ)
 		}
@@ -482,7 +482,7 @@ func TestTickDeliversWhatTheStreamMissed(t *testing.T) {
 	// The first attempt fails; the receiver takes only ticket links, so
 	// whatever else the tick's sweep writes is not sent to it.
 	rc := newWhReceiver(t, http.StatusServiceUnavailable, http.StatusOK)
-	rc.subscribe(t, h, "acme", flakyapi.EventTicketLinked)
+	rc.subscribe(t, h, "acme", testview.EventTicketLinked)
 	resp := h.call(t, "link-ticket-to-test-case", event("/flaky-tests/link-ticket-to-test-case",
 		map[string]any{"test_case_id": testID, "external_ticket_id": "KAN-1", "repo": web}))
 	if resp.StatusCode != 200 {
@@ -514,7 +514,7 @@ func TestTickDeliversWhatTheStreamMissed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ev := range pending {
-		if ev.Type == flakyapi.EventTicketLinked {
+		if ev.Type == testview.EventTicketLinked {
 			t.Errorf("the delivered event %s is still in the outbox", ev.ID)
 		}
 	}

@@ -12,36 +12,38 @@ import (
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/flakyapi"
-	"github.com/mainguard/mainguard/shared/mqmetrics"
+	"github.com/mainguard/mainguard/shared/metricsapi"
+	"github.com/mainguard/mainguard/shared/testsapi"
+	"github.com/mainguard/mainguard/shared/testview"
+	"github.com/mainguard/mainguard/shared/uploadapi"
 )
 
 // routes is the route table: each endpoint, its method and path below /v1,
 // and the function (folder of functions/) that serves it. template.yaml
 // declares the same; a test keeps the three in step.
 func (a *App) routes() []api.Endpoint {
-	flaky := &flakyapi.Handlers{
+	tests := &testsapi.Handlers{
 		Store: a.Store, Now: a.Now, NewID: a.NewID,
-		Viewer:  flakyapi.Viewer{PublicAppURL: a.Config.PublicAppURL},
-		Secret:  a.secret("page-token"),
-		Uploads: a.Uploads,
+		Viewer: testview.Viewer{PublicAppURL: a.Config.PublicAppURL},
+		Secret: a.secret("page-token"),
 	}
+	uploads := &uploadapi.Handlers{Store: a.Store, Now: a.Now, Uploads: a.Uploads}
 	eps := []api.Endpoint{
 		{Name: "status", Method: http.MethodGet, Path: "/status", Public: true, Handler: a.status()},
 		{Name: "openapi", Method: http.MethodGet, Path: "/openapi.yaml", Public: true, Handler: openAPI()},
-		{Name: "get-test-details", Method: http.MethodPost, Path: "/flaky-tests/get-test-details", Handler: flaky.GetTestDetails()},
-		{Name: "link-ticket-to-test-case", Method: http.MethodPost, Path: "/flaky-tests/link-ticket-to-test-case", Handler: flaky.LinkTicket()},
-		{Name: "list-quarantined-tests", Method: http.MethodPost, Path: "/flaky-tests/list-quarantined-tests", Handler: flaky.ListQuarantined()},
-		{Name: "list-unhealthy-tests", Method: http.MethodPost, Path: "/flaky-tests/list-unhealthy-tests", Handler: flaky.ListUnhealthy()},
-		{Name: "list-failing-tests", Method: http.MethodPost, Path: "/flaky-tests/list-failing-tests", Handler: flaky.ListFailing()},
-		{Name: "get-quarantine-config", Method: http.MethodPost, Path: "/metrics/getQuarantineConfig", Handler: flaky.GetQuarantineConfig()},
-		{Name: "create-bundle-upload", Method: http.MethodPost, Path: "/metrics/createBundleUpload", Handler: flaky.CreateBundleUpload()},
+		{Name: "get-test-details", Method: http.MethodPost, Path: "/flaky-tests/get-test-details", Handler: tests.GetTestDetails()},
+		{Name: "link-ticket-to-test-case", Method: http.MethodPost, Path: "/flaky-tests/link-ticket-to-test-case", Handler: tests.LinkTicket()},
+		{Name: "list-quarantined-tests", Method: http.MethodPost, Path: "/flaky-tests/list-quarantined-tests", Handler: tests.ListQuarantined()},
+		{Name: "list-unhealthy-tests", Method: http.MethodPost, Path: "/flaky-tests/list-unhealthy-tests", Handler: tests.ListUnhealthy()},
+		{Name: "list-failing-tests", Method: http.MethodPost, Path: "/flaky-tests/list-failing-tests", Handler: tests.ListFailing()},
+		{Name: "get-quarantine-config", Method: http.MethodPost, Path: "/metrics/getQuarantineConfig", Handler: uploads.GetQuarantineConfig()},
+		{Name: "create-bundle-upload", Method: http.MethodPost, Path: "/metrics/createBundleUpload", Handler: uploads.CreateBundleUpload()},
 	}
-	if local, ok := a.Uploads.(*flakyapi.LocalUploads); ok {
-		eps = append(eps, api.Endpoint{Name: "put-bundle", Method: http.MethodPut, Path: flakyapi.PutPath, Public: true, LocalOnly: true, Handler: local.Put()})
+	if local, ok := a.Uploads.(*uploadapi.LocalUploads); ok {
+		eps = append(eps, api.Endpoint{Name: "put-bundle", Method: http.MethodPut, Path: uploadapi.PutPath, Public: true, LocalOnly: true, Handler: local.Put()})
 	}
 	eps = append(eps, a.MergeQueue.Endpoints()...)
-	eps = append(eps, (&mqmetrics.Handler{Store: a.Store, Now: a.Now}).Endpoint())
+	eps = append(eps, (&metricsapi.Handler{Store: a.Store, Now: a.Now}).Endpoint())
 	return eps
 }
 

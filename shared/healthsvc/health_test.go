@@ -1,0 +1,530 @@
+package healthsvc_test
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/mainguard/mainguard/internal/testkit"
+	"github.com/mainguard/mainguard/shared/blobs"
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/healthsvc"
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/store/storetest"
+	"github.com/mainguard/mainguard/shared/testhealth"
+	"github.com/mainguard/mainguard/shared/testhealth/bundle"
+	"github.com/mainguard/mainguard/shared/testhealth/junit"
+	"github.com/mainguard/mainguard/shared/testview"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+var repo = repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
+
+// clock is a settable clock shared by the store and the service.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t = c.t.Add(d) }
+
+// env is a fresh table with organization acme and its repository, a
+// bundle folder and the service over them.
+type env struct {
+	t     *testing.T
+	s     *store.Store
+	svc   *healthsvc.Service
+	dir   blobs.Dir
+	clock *clock
+	ids   int
+	mu    sync.Mutex
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	c := &clock{t: time.Date(2026, 7, 23, 12, 0, 0, 0, time.UTC)}
+	s := storetest.New(t, c.Now)
+	ctx := context.Background()
+	if _, err := s.CreateOrg(ctx, "acme", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateRepo(ctx, "acme", repo, store.RepoSettings{}); err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, s: s, dir: blobs.Dir{Root: t.TempDir()}, clock: c}
+	e.svc = &healthsvc.Service{
+		Store: s, Blobs: e.dir, Now: c.Now, Log: slog.New(slog.DiscardHandler),
+		Viewer: testview.Viewer{PublicAppURL: "https://app.example"},
+		NewID: func() string {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.ids++
+			return fmt.Sprintf("msg_%04d", e.ids)
+		},
+	}
+	return e
+}
+
+// commit is one CI run: results on a commit of a branch.
+type commit struct {
+	sha, branch string
+	pr          int
+	at          time.Time
+	files       [][]byte
+	codeowners  []byte
+	mutateMeta  func(*bundle.Meta)
+}
+
+// upload records an upload, stores its bundle and ingests it.
+func (e *env) upload(c commit) store.Upload {
+	e.t.Helper()
+	ctx := context.Background()
+	id := fmt.Sprintf("00000000-0000-4000-8000-%012d", e.next())
+	up := store.Upload{ID: id, Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", id), CreatedAt: e.clock.Now()}
+	if err := e.s.CreateUpload(ctx, up); err != nil {
+		e.t.Fatal(err)
+	}
+	at := c.at
+	if at.IsZero() {
+		at = e.clock.Now()
+	}
+	meta := bundle.Meta{Org: "acme", BundleUploadID: id, UploadTime: at,
+		Repo: bundle.Repo{Host: repo.Host, Owner: repo.Owner, Name: repo.Name, HeadSHA: c.sha, HeadBranch: c.branch}}
+	if c.pr > 0 {
+		meta.Envs = map[string]string{"GITHUB_REF": fmt.Sprintf("refs/pull/%d/merge", c.pr)}
+	}
+	if c.mutateMeta != nil {
+		c.mutateMeta(&meta)
+	}
+	in := bundle.WriteInput{Meta: meta, Codeowners: c.codeowners}
+	for i, f := range c.files {
+		in.JUnit = append(in.JUnit, bundle.File{OriginalPath: fmt.Sprintf("report-%d.xml", i), Body: f})
+	}
+	var buf bytes.Buffer
+	if err := bundle.Write(&buf, in); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.dir.Put(up.BlobKey, &buf, 20<<20); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.svc.Ingest(ctx, "acme", id); err != nil {
+		e.t.Fatalf("ingest: %v", err)
+	}
+	got, err := e.s.GetUpload(ctx, "acme", id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return got
+}
+
+func (e *env) next() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ids++
+	return e.ids
+}
+
+// report is a JUnit file of cases: "name" passes, "name!" fails with msg.
+func report(file string, cases ...string) []byte {
+	var b strings.Builder
+	b.WriteString(`<testsuites><testsuite name="suite">`)
+	for _, c := range cases {
+		name, failed := strings.CutSuffix(c, "!")
+		fmt.Fprintf(&b, `<testcase classname="pkg" name="%s" file="%s" time="0.1">`, name, file)
+		if failed {
+			fmt.Fprintf(&b, `<failure message="expected 200, got %d at 0x%x"/>`, 500+len(name), 0xc000+len(name))
+		}
+		b.WriteString(`</testcase>`)
+	}
+	b.WriteString(`</testsuite></testsuites>`)
+	return []byte(b.String())
+}
+
+func (e *env) test(name string) testhealth.TestCase {
+	e.t.Helper()
+	id := testhealth.TestID(testhealth.Identity{Org: "acme", Repo: "github.com/acme/web", File: "src/app_test.go", Classname: "pkg", Parent: "suite", Name: name})
+	tc, err := e.s.GetTestCase(context.Background(), "acme", repo, id)
+	if err != nil {
+		e.t.Fatalf("test %s: %v", name, err)
+	}
+	return tc
+}
+
+func TestIngestCountsRunsOnceAndClassifies(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	// Main is green, then a PR run retries "login" (fail, then pass on the
+	// same commit), then "checkout" fails on five commits of main.
+	e.upload(commit{sha: "a1", branch: "main", files: [][]byte{report("src/app_test.go", "login", "checkout")},
+		codeowners: []byte("/src/ @acme/web\n")})
+	e.upload(commit{sha: "b2", branch: "feature", pr: 7, files: [][]byte{report("src/app_test.go", "login!", "login", "checkout")}})
+	login := e.test("login")
+	if login.Status.Value != testhealth.Flaky || !strings.Contains(login.Status.Reason, "failed and passed on commit b2 (feature)") {
+		t.Errorf("login status: %+v", login.Status)
+	}
+	if got := testhealth.FailureRate(login, testhealth.Week, e.clock.Now()); got < 0.33 || got > 0.34 {
+		t.Errorf("login 7d failure rate %v, want 1/3", got)
+	}
+	if n := testhealth.PullRequestsImpacted(login, e.clock.Now()); n != 1 {
+		t.Errorf("login PRs impacted %d, want 1", n)
+	}
+	if got := strings.Join(login.Codeowners, ","); got != "@acme/web" {
+		t.Errorf("login codeowners %q", got)
+	}
+	fails := testhealth.MostCommonFailures(login, 5, e.clock.Now())
+	if len(fails) != 1 || fails[0].Count != 1 || !strings.HasPrefix(fails[0].Summary, "expected 200, got 505") {
+		t.Errorf("login failures %+v", fails)
+	}
+	for i := range 5 {
+		e.clock.Add(time.Hour)
+		e.upload(commit{sha: fmt.Sprintf("c%d", i), branch: "main", files: [][]byte{report("src/app_test.go", "login", "checkout!")}})
+	}
+	checkout := e.test("checkout")
+	if checkout.Status.Value != testhealth.Broken || !strings.Contains(checkout.Status.Reason, "broken-streak: the last 5 runs on main all failed") {
+		t.Errorf("checkout status: %+v", checkout.Status)
+	}
+	// Five failures of one message with different numbers: one cluster.
+	if fails := testhealth.MostCommonFailures(checkout, 5, e.clock.Now()); len(fails) != 1 || fails[0].Count != 5 {
+		t.Errorf("checkout clusters %+v", fails)
+	}
+	// Each status change wrote its event, in the same transaction.
+	evs, err := e.s.PendingEvents(ctx, "acme", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev.Type+":"+strings.Split(strings.Split(ev.Payload, `"current_status":{"value":"`)[1], `"`)[0])
+	}
+	if got := strings.Join(types, " "); got != "test_case.status_changed:flaky test_case.status_changed:broken" {
+		t.Errorf("events: %s", got)
+	}
+	// One pass on main resolves the streak.
+	e.clock.Add(time.Hour)
+	e.upload(commit{sha: "d1", branch: "main", files: [][]byte{report("src/app_test.go", "checkout")}})
+	if got := e.test("checkout").Status; got.Value != testhealth.Healthy {
+		t.Errorf("checkout after a pass: %+v", got)
+	}
+	// Recovery: nine days on, the sweep resolves login's pass-on-retry.
+	e.clock.Add(9 * 24 * time.Hour)
+	if _, err := e.svc.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	login = e.test("login")
+	if got := login.Status; got.Value != testhealth.Healthy || !strings.Contains(got.Reason, "was flaky") {
+		t.Errorf("login after recovery: %+v", got)
+	}
+	// The health write dropped the counters that left every window (kept
+	// 8 days, by whole hours and days).
+	if len(login.PassedByHour)+len(login.FailedByHour)+len(login.Failures)+len(login.FailedPRs) != 0 {
+		t.Errorf("stale counters kept: %v %v %v %v", login.PassedByHour, login.FailedByHour, login.Failures, login.FailedPRs)
+	}
+}
+
+func TestIngestIsIdempotentPerUpload(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	up := e.upload(commit{sha: "a1", branch: "main", files: [][]byte{report("src/app_test.go", "login", "login!")}})
+	before := e.test("login")
+	// The object-created event delivered again, and the upload re-marked as
+	// if the first ingest crashed before finishing: runs are not counted twice.
+	if err := e.svc.Ingest(ctx, "acme", up.ID); err != nil {
+		t.Fatal(err)
+	}
+	after := e.test("login")
+	if fmt.Sprint(after.PassedByHour, after.FailedByHour) != fmt.Sprint(before.PassedByHour, before.FailedByHour) {
+		t.Errorf("counted twice: %v %v → %v %v", before.PassedByHour, before.FailedByHour, after.PassedByHour, after.FailedByHour)
+	}
+	runs, err := e.s.TestHistory(ctx, "acme", repo, before.ID, 10)
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("history: %d runs, %v", len(runs), err)
+	}
+}
+
+func TestCrashedIngestResumesWithoutDoubleCounting(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	// Record half the runs of an upload by hand, as an ingest that crashed
+	// after its first transaction would have; then ingest the upload.
+	id := "00000000-0000-4000-8000-00000000abcd"
+	files := [][]byte{report("src/app_test.go", "a", "b!", "c")}
+	up := store.Upload{ID: id, Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", id), CreatedAt: e.clock.Now()}
+	if err := e.s.CreateUpload(ctx, up); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	meta := bundle.Meta{Org: "acme", BundleUploadID: id, UploadTime: e.clock.Now(),
+		Repo: bundle.Repo{Host: repo.Host, Owner: repo.Owner, Name: repo.Name, HeadSHA: "s1", HeadBranch: "main"}}
+	if err := bundle.Write(&buf, bundle.WriteInput{Meta: meta, JUnit: []bundle.File{{Body: files[0]}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dir.Put(up.BlobKey, &buf, 20<<20); err != nil {
+		t.Fatal(err)
+	}
+	aID := testhealth.TestID(testhealth.Identity{Org: "acme", Repo: "github.com/acme/web", File: "src/app_test.go", Classname: "pkg", Parent: "suite", Name: "a"})
+	err := e.s.RecordRuns(ctx, testhealth.UploadRuns{Org: "acme", Repo: repo, Upload: id, At: e.clock.Now(), SHA: "s1", Branch: "main", Monitored: true, Streak: true},
+		[]testhealth.TestRuns{{Test: testhealth.TestCase{ID: aID, Name: "a", FilePath: "src/app_test.go", Parent: "suite", Classname: "pkg"}, Runs: []testhealth.Run{{Seq: 0, Status: "passed"}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.svc.Ingest(ctx, "acme", id); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][2]int{"a": {1, 0}, "b": {0, 1}, "c": {1, 0}} {
+		tc := e.test(name)
+		p, f := sum(tc.PassedByHour), sum(tc.FailedByHour)
+		if p != want[0] || f != want[1] {
+			t.Errorf("%s: %d passed %d failed, want %v", name, p, f, want)
+		}
+	}
+}
+
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+func TestConcurrentIngestsLoseNoRun(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const uploads = 8
+	var ids []string
+	for i := range uploads {
+		id := fmt.Sprintf("00000000-0000-4000-8000-%012d", 100+i)
+		up := store.Upload{ID: id, Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", id), CreatedAt: e.clock.Now()}
+		if err := e.s.CreateUpload(ctx, up); err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		meta := bundle.Meta{Org: "acme", BundleUploadID: id, UploadTime: e.clock.Now(),
+			Repo: bundle.Repo{Host: repo.Host, Owner: repo.Owner, Name: repo.Name, HeadSHA: fmt.Sprintf("s%d", i), HeadBranch: "main"}}
+		cases := []string{"shared", "other"}
+		if i%2 == 1 {
+			cases = []string{"shared!", "other"}
+		}
+		if err := bundle.Write(&buf, bundle.WriteInput{Meta: meta, JUnit: []bundle.File{{Body: report("src/app_test.go", cases...)}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.dir.Put(up.BlobKey, &buf, 20<<20); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, uploads)
+	for _, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errc <- e.svc.Ingest(ctx, "acme", id)
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	shared := e.test("shared")
+	if p, f := sum(shared.PassedByHour), sum(shared.FailedByHour); p != uploads/2 || f != uploads/2 {
+		t.Errorf("shared: %d passed, %d failed; want %d each", p, f, uploads/2)
+	}
+	if p := sum(e.test("other").PassedByHour); p != uploads {
+		t.Errorf("other: %d passed, want %d", p, uploads)
+	}
+}
+
+func TestBadBundlesAreRecordedAsFailedAndChangeNothing(t *testing.T) {
+	fixture := func(name string) []byte {
+		b, err := os.ReadFile(filepath.Join(testkit.JUnitDir(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	cases := []struct {
+		name   string
+		put    func(e *env, key string) []byte // raw bytes to store, nil: use the bundle
+		c      commit
+		reason string
+	}{
+		{name: "not zstd", put: func(*env, string) []byte { return []byte("just some text, not a bundle") }, reason: "zstd"},
+		{name: "zstd but not tar", put: func(*env, string) []byte { return zstdOf(t, []byte(strings.Repeat("x", 2000))) }, reason: "tar"},
+		{name: "no meta.json", put: func(*env, string) []byte {
+			return tarZstd(t, []tarFile{{name: "junit/0", body: report("src/app_test.go", "good")}})
+		}, reason: "meta.json"},
+		{name: "2 GB compression bomb", put: func(_ *env, key string) []byte { return bomb(t, key) }, reason: "junit/0"},
+		{name: "other organization", c: commit{mutateMeta: func(m *bundle.Meta) { m.Org = "other" }}, reason: `names organization "other"`},
+		{name: "other repository", c: commit{mutateMeta: func(m *bundle.Meta) { m.Repo.Name = "api" }}, reason: "names repository github.com/acme/api"},
+		{name: "other upload id", c: commit{mutateMeta: func(m *bundle.Meta) { m.BundleUploadID = "11111111-1111-4111-8111-111111111111" }}, reason: "names upload"},
+		{name: "external entity", c: commit{files: [][]byte{fixture("xxe-external-entity.xml")}}, reason: "junit/0"},
+		{name: "truncated", c: commit{files: [][]byte{report("src/app_test.go", "good"), fixture("corrupt-truncated.xml")}}, reason: "junit/1"},
+		{name: "not XML", c: commit{files: [][]byte{[]byte("PK\x03\x04 a zip file")}}, reason: "junit/0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			ctx := context.Background()
+			if c.c.files == nil {
+				c.c.files = [][]byte{report("src/app_test.go", "good")}
+			}
+			c.c.sha, c.c.branch = "s1", "main"
+			var up store.Upload
+			if c.put != nil {
+				id := "00000000-0000-4000-8000-000000000bad"
+				up = store.Upload{ID: id, Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", id), CreatedAt: e.clock.Now()}
+				if err := e.s.CreateUpload(ctx, up); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.dir.Put(up.BlobKey, bytes.NewReader(c.put(e, up.BlobKey)), 20<<20); err != nil {
+					t.Fatal(err)
+				}
+				if err := e.svc.Ingest(ctx, "acme", id); err != nil {
+					t.Fatal(err)
+				}
+				up, _ = e.s.GetUpload(ctx, "acme", id)
+			} else {
+				up = e.upload(c.c)
+			}
+			t.Logf("refused: %s", up.Reason)
+			if up.State != store.UploadFailed || !strings.Contains(up.Reason, c.reason) {
+				t.Errorf("upload %s %q, want FAILED with %q", up.State, up.Reason, c.reason)
+			}
+			id := testhealth.TestID(testhealth.Identity{Org: "acme", Repo: "github.com/acme/web", File: "src/app_test.go", Classname: "pkg", Parent: "suite", Name: "good"})
+			if _, err := e.s.GetTestCase(ctx, "acme", repo, id); !errs.Is(err, errs.NotFound) {
+				t.Errorf("a refused upload recorded a test: %v", err)
+			}
+		})
+	}
+}
+
+// TestEveryFixtureIngests sends each real report of the fixtures folder in
+// its own upload: the good ones are ingested with the counts the parser
+// gives, the two bad ones are refused with a reason.
+func TestEveryFixtureIngests(t *testing.T) {
+	dir := testkit.JUnitDir()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	n := 0
+	for _, ent := range entries {
+		if !strings.HasSuffix(ent.Name(), ".xml") {
+			continue
+		}
+		body, err := os.ReadFile(filepath.Join(dir, ent.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, perr := junit.Parse(bytes.NewReader(body), junit.Limits{}, nil)
+		up := e.upload(commit{sha: "f" + ent.Name(), branch: "main", files: [][]byte{body}})
+		switch {
+		case perr != nil:
+			if up.State != store.UploadFailed || up.Reason == "" {
+				t.Errorf("%s: %s %q, want refused", ent.Name(), up.State, up.Reason)
+			}
+		case up.State != store.UploadIngested || up.Runs != want.Runs || up.Passed != want.Passed ||
+			up.Failed != want.Failed+want.Errored || up.Skipped != want.Skipped:
+			t.Errorf("%s: %s %q runs %d/%d/%d/%d, want %d/%d/%d/%d", ent.Name(), up.State, up.Reason,
+				up.Runs, up.Passed, up.Failed, up.Skipped, want.Runs, want.Passed, want.Failed+want.Errored, want.Skipped)
+		}
+		n++
+	}
+	if n != 42 {
+		t.Errorf("%d fixtures, want 42", n)
+	}
+}
+
+func zstdOf(t testing.TB, b []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw, err := zstd.NewWriter(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = zw.Write(b)
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+type tarFile struct {
+	name string
+	body []byte
+}
+
+// tarZstd builds a bundle by hand, so that it can be wrong in ways
+// bundle.Write refuses to be.
+func tarZstd(t testing.TB, files []tarFile) []byte {
+	t.Helper()
+	var tb bytes.Buffer
+	tw := tar.NewWriter(&tb)
+	for _, f := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(f.body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return zstdOf(t, tb.Bytes())
+}
+
+// bomb is a bundle whose junit/0 decompresses to 2 GB of spaces: a 16 MiB
+// zstd frame repeated (a multi-frame stream is one stream to a decoder),
+// after a good meta.json for the upload of key.
+func bomb(t testing.TB, key string) []byte {
+	t.Helper()
+	_, id, err := blobs.ParseKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := fmt.Sprintf(`{"version":"1","org":"acme","repo":{"repo":{"host":"github.com","owner":"acme","name":"web"},"repo_head_sha":"s1","repo_head_branch":"main"},"bundle_upload_id":%q,"upload_time_epoch":1784770370}`, id)
+	const declared, chunk = 2 << 30, 16 << 20
+	var head bytes.Buffer
+	tw := tar.NewWriter(&head) // never closed: the body follows in other frames
+	for _, h := range []*tar.Header{
+		{Name: "meta.json", Mode: 0o644, Size: int64(len(meta)), Typeflag: tar.TypeReg},
+		{Name: "junit/0", Mode: 0o644, Size: declared, Typeflag: tar.TypeReg},
+	} {
+		if err := tw.WriteHeader(h); err != nil {
+			t.Fatal(err)
+		}
+		if h.Name == "meta.json" {
+			_, _ = tw.Write([]byte(meta))
+		}
+	}
+	zw, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer zw.Close()
+	out := zw.EncodeAll(head.Bytes(), nil)
+	frame := zw.EncodeAll(bytes.Repeat([]byte{' '}, chunk), nil)
+	for range declared / chunk {
+		out = append(out, frame...)
+	}
+	return append(out, zw.EncodeAll(make([]byte, 1024), nil)...)
+}

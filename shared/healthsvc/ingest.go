@@ -1,0 +1,354 @@
+package healthsvc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testhealth"
+	"github.com/mainguard/mainguard/shared/testhealth/bundle"
+	"github.com/mainguard/mainguard/shared/testhealth/codeowners"
+	"github.com/mainguard/mainguard/shared/testhealth/failures"
+	"github.com/mainguard/mainguard/shared/testhealth/junit"
+)
+
+// Ingest records the bundle of an upload: once, whatever how often it is
+// called for the same upload (the object-created event may be delivered
+// twice, and a crashed ingest is simply run again). The bundle is read
+// twice: first to check all of it, so that a bad bundle is refused without
+// any of its runs recorded; then to record its runs, a transaction at a
+// time. A refused bundle is recorded as a failed upload with the reason and
+// Ingest returns nil: there is nothing to retry. An error means the store or
+// the bundle store failed, and the ingest should run again.
+func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
+	up, err := s.Store.GetUpload(ctx, org, uploadID)
+	if err != nil {
+		return err
+	}
+	if up.State != store.UploadCreated {
+		return nil // done already
+	}
+	repo, err := s.Store.GetRepo(ctx, org, up.Repo)
+	if err != nil {
+		return err
+	}
+	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+
+	check, err := s.check(ctx, up)
+	var refused *bundle.Error
+	if errors.As(err, &refused) {
+		up.State, up.Reason = store.UploadFailed, refused.Reason
+		s.Log.Info("upload refused", "org", org, "upload", uploadID, "reason", refused.Reason)
+		return ignoreDone(s.Store.FinishUpload(ctx, up))
+	}
+	if err != nil {
+		return err
+	}
+	meta := check.meta
+	at := uploadTime(meta, s.Now())
+	owners, err := s.codeowners(ctx, up, check, at)
+	if err != nil {
+		return err
+	}
+	guarded := settings.Guarded(check.cases, check.failedCases)
+	runs := testhealth.UploadRuns{
+		Org: org, Repo: repo.Ref, Upload: uploadID, At: at,
+		SHA: meta.Repo.HeadSHA, Branch: meta.Repo.HeadBranch, PR: meta.PullRequest(),
+		Monitored: !guarded && testhealth.MatchBranch(settings.Branches, meta.Repo.HeadBranch),
+		Streak:    !guarded && meta.Repo.HeadBranch == settings.DefaultBranch,
+		Guarded:   guarded,
+	}
+	workers := s.Workers
+	if workers <= 0 {
+		workers = 4
+	}
+	rec := newRecorder(ctx, s, runs, settings, owners, meta, workers)
+	sum, err := s.read(ctx, up, bundle.Handler{Run: rec.add})
+	if err == nil {
+		err = rec.close()
+	} else {
+		rec.abort()
+	}
+	if err != nil {
+		return err
+	}
+	up.State = store.UploadIngested
+	up.Files, up.Tests, up.Runs = sum.Files, rec.tests, sum.Runs
+	up.Passed, up.Failed, up.Skipped = sum.Passed, sum.Failed+sum.Errored, sum.Skipped
+	up.SHA, up.Branch, up.PR = runs.SHA, runs.Branch, runs.PR
+	s.Log.Info("upload ingested", "org", org, "upload", uploadID, "runs", sum.Runs, "guarded", guarded)
+	return ignoreDone(s.Store.FinishUpload(ctx, up))
+}
+
+// ignoreDone treats "already finished" as success: a concurrent ingest of
+// the same upload finished it.
+func ignoreDone(err error) error {
+	if errs.Is(err, errs.Conflict) {
+		return nil
+	}
+	return err
+}
+
+// checked is what the first reading of a bundle learned.
+type checked struct {
+	meta        bundle.Meta
+	codeowners  []byte
+	cases       int // first attempts that passed or failed
+	failedCases int // of those, failed
+}
+
+// check reads the whole bundle without recording anything: the meta must
+// name this organization, repository and upload, and every file must parse.
+func (s *Service) check(ctx context.Context, up store.Upload) (checked, error) {
+	var c checked
+	_, err := s.read(ctx, up, bundle.Handler{
+		Meta: func(m bundle.Meta) error {
+			if !strings.EqualFold(m.Org, up.Org) {
+				return &bundle.Error{Reason: fmt.Sprintf("meta.json names organization %q, but the upload belongs to %q", m.Org, up.Org)}
+			}
+			ref := repository.Ref{Host: m.Repo.Host, Owner: m.Repo.Owner, Name: m.Repo.Name}
+			if ref.Key() != up.Repo.Key() {
+				return &bundle.Error{Reason: fmt.Sprintf("meta.json names repository %s, but the upload was created for %s", ref, up.Repo)}
+			}
+			if m.BundleUploadID != "" && !strings.EqualFold(m.BundleUploadID, up.ID) {
+				return &bundle.Error{Reason: fmt.Sprintf("meta.json names upload %s, but the bundle was sent for upload %s", m.BundleUploadID, up.ID)}
+			}
+			c.meta = m
+			return nil
+		},
+		Run: func(_ string, r junit.Run) error {
+			if r.Attempt == 0 && r.Status != junit.Skipped {
+				c.cases++
+				if r.Status == junit.Failed || r.Status == junit.Errored {
+					c.failedCases++
+				}
+			}
+			return nil
+		},
+		Codeowners: func(text []byte) error {
+			c.codeowners = bytes.Clone(text)
+			return nil
+		},
+	})
+	return c, err
+}
+
+// read runs one pass over the upload's bundle. A Handler's *bundle.Error
+// comes back as itself, so the caller can tell a refusal from a failure.
+func (s *Service) read(ctx context.Context, up store.Upload, h bundle.Handler) (bundle.Summary, error) {
+	body, err := s.Blobs.Open(ctx, up.BlobKey)
+	if errs.Is(err, errs.NotFound) {
+		return bundle.Summary{}, &bundle.Error{Reason: "no bundle was uploaded", Err: err}
+	}
+	if err != nil {
+		return bundle.Summary{}, err
+	}
+	defer body.Close()
+	return bundle.Read(body, bundle.Limits{}, h)
+}
+
+// codeowners stores the bundle's CODEOWNERS if it brought one (the newest
+// upload's file wins) and returns the file that applies to this upload,
+// whose runs happened at at.
+func (s *Service) codeowners(ctx context.Context, up store.Upload, c checked, at time.Time) (*codeowners.File, error) {
+	text := c.codeowners
+	if text != nil {
+		if len(text) <= store.MaxCodeownersBytes {
+			if err := s.Store.PutCodeowners(ctx, up.Org, up.Repo, store.Codeowners{Text: string(text), At: at}); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		stored, err := s.Store.GetCodeowners(ctx, up.Org, up.Repo)
+		if err != nil {
+			return nil, err
+		}
+		if stored.Text == "" {
+			return nil, nil
+		}
+		text = []byte(stored.Text)
+	}
+	f, err := codeowners.Parse(bytes.NewReader(text))
+	if err != nil {
+		// A CODEOWNERS we cannot read costs the owners, not the results.
+		s.Log.Warn("CODEOWNERS unreadable", "org", up.Org, "upload", up.ID, "err", err)
+		return nil, nil
+	}
+	return f, nil
+}
+
+// recorder groups runs by test into transactions and records them on a few
+// workers, classifying each batch of tests right after its runs are in.
+type recorder struct {
+	ctx      context.Context
+	s        *Service
+	up       testhealth.UploadRuns
+	settings testhealth.Settings
+	owners   *codeowners.File
+	ownersOf map[string][]string // file → owners, per upload
+	meta     bundle.Meta
+
+	batch   []testhealth.TestRuns
+	index   map[string]int // test id → position in batch
+	actions int
+	seq     int
+	tests   int // distinct tests per batch, summed (an upper bound across batches)
+
+	work chan []testhealth.TestRuns
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	err  error
+}
+
+func newRecorder(ctx context.Context, s *Service, up testhealth.UploadRuns, settings testhealth.Settings, owners *codeowners.File, meta bundle.Meta, workers int) *recorder {
+	r := &recorder{
+		ctx: ctx, s: s, up: up, settings: settings, owners: owners, ownersOf: map[string][]string{}, meta: meta,
+		index: map[string]int{}, work: make(chan []testhealth.TestRuns, workers),
+	}
+	for range workers {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			for batch := range r.work {
+				if r.failed() {
+					continue
+				}
+				if err := r.record(batch); err != nil {
+					r.fail(err)
+				}
+			}
+		}()
+	}
+	return r
+}
+
+func (r *recorder) failed() bool { return r.firstErr() != nil }
+
+func (r *recorder) firstErr() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+func (r *recorder) fail(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+// add takes one run of the bundle.
+func (r *recorder) add(_ string, jr junit.Run) error {
+	if err := r.firstErr(); err != nil {
+		return err
+	}
+	id := testhealth.TestID(testhealth.Identity{
+		Org: r.meta.Org, Repo: r.meta.Repo.Host + "/" + r.meta.Repo.Owner + "/" + r.meta.Repo.Name,
+		File: jr.File, Classname: jr.Classname, Parent: jr.Parent, Name: jr.Name, ExplicitID: jr.ID,
+		Variant: r.meta.Variant,
+	})
+	run := testhealth.Run{Seq: r.seq, Status: string(jr.Status), Attempt: jr.Attempt, Duration: jr.Duration}
+	r.seq++
+	if run.Failed() {
+		run.Message = jr.Message
+		if jr.Message != "" {
+			run.Cluster, run.Summary = failures.Key(jr.Message), failures.Summary(jr.Message)
+		} else {
+			run.Cluster, run.Summary = failures.Key("(no message)"), "(no message)"
+		}
+	}
+	i, ok := r.index[id]
+	need := 1
+	if !ok {
+		need = 3 // a run, the aggregate, the commit
+	}
+	if r.actions+need > store.MaxTransactActions || (ok && len(r.batch[i].Runs) >= maxRunsPerTest) {
+		r.flush()
+		i, ok, need = 0, false, 3
+	}
+	if !ok {
+		tr := testhealth.TestRuns{Test: testhealth.TestCase{
+			ID: id, Name: jr.Name, Variant: r.meta.Variant, FilePath: jr.File, Parent: jr.Parent, Classname: jr.Classname,
+		}}
+		if r.owners != nil && jr.File != "" {
+			owners, seen := r.ownersOf[jr.File]
+			if !seen {
+				owners = r.owners.Owners(jr.File)
+				if owners == nil {
+					owners = []string{}
+				}
+				if len(r.ownersOf) < 100_000 {
+					r.ownersOf[jr.File] = owners
+				}
+			}
+			tr.Codeowners = owners
+		}
+		r.batch = append(r.batch, tr)
+		i = len(r.batch) - 1
+		r.index[id] = i
+	}
+	r.batch[i].Runs = append(r.batch[i].Runs, run)
+	r.actions += need
+	return nil
+}
+
+// maxRunsPerTest keeps one test's share of a transaction, and its update
+// expression, small; further runs go to the next transaction.
+const maxRunsPerTest = 40
+
+func (r *recorder) flush() {
+	if len(r.batch) == 0 {
+		return
+	}
+	r.tests += len(r.batch)
+	r.work <- r.batch
+	r.batch, r.index, r.actions = nil, map[string]int{}, 0
+}
+
+func (r *recorder) close() error {
+	r.flush()
+	close(r.work)
+	r.wg.Wait()
+	return r.firstErr()
+}
+
+func (r *recorder) abort() {
+	r.fail(errors.New("ingest aborted"))
+	close(r.work)
+	r.wg.Wait()
+}
+
+// record stores one batch and classifies its tests.
+func (r *recorder) record(batch []testhealth.TestRuns) error {
+	ctx := r.ctx
+	if err := r.s.Store.RecordRuns(ctx, r.up, batch); err != nil {
+		return err
+	}
+	ids := make([]string, len(batch))
+	for i, tr := range batch {
+		ids[i] = tr.Test.ID
+	}
+	sha := r.up.SHA
+	if r.up.Guarded {
+		sha = "" // the guard keeps this upload out of pass-on-retry too
+	}
+	return r.s.Reclassify(ctx, r.up.Org, r.up.Repo, r.settings, sha, ids)
+}
+
+// uploadTime is when an upload's runs happened: the uploader's time, but
+// never in the future (a skewed CI clock must not put runs ahead of every
+// window) and now when the bundle does not say.
+func uploadTime(m bundle.Meta, now time.Time) time.Time {
+	if m.UploadTime.IsZero() || m.UploadTime.After(now) {
+		return now.UTC()
+	}
+	return m.UploadTime.UTC()
+}

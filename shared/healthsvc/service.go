@@ -1,0 +1,212 @@
+package healthsvc
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/blobs"
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testhealth"
+	"github.com/mainguard/mainguard/shared/testview"
+)
+
+// Service ingests uploads and keeps test health current.
+type Service struct {
+	Store  *store.Store
+	Blobs  blobs.Store
+	Viewer testview.Viewer
+	Now    func() time.Time
+	NewID  func() string // event ids
+	Log    *slog.Logger
+	// Workers is how many transactions an ingest keeps in flight (default
+	// 4): DynamoDB latency, not CPU, bounds ingestion.
+	Workers int
+}
+
+// decide is the whole health decision for one test: new flake evidence
+// from its commit, then the status, then when it became a quarantine
+// candidate, with the counters that left every window pruned. It returns
+// the test as it should be and whether anything is to be written.
+func decide(tc testhealth.TestCase, commit *testhealth.CommitResult, s testhealth.Settings, now time.Time) (testhealth.TestCase, bool) {
+	after, pruned := testhealth.Prune(tc, now)
+	if commit != nil && s.PassOnRetry {
+		if at, ok := commit.Flaky(); ok && (tc.Flake == nil || at.After(tc.Flake.At)) {
+			after.Flake = &testhealth.FlakeEvidence{At: at, SHA: commit.SHA, Branch: commit.Branch}
+		}
+	}
+	after.Status = testhealth.Classify(after, s, now)
+	if after.QuarantineCandidate() != "" && tc.QuarantineCandidate() == "" {
+		after.QuarantineSince = now
+	}
+	statusChanged := after.Status != tc.Status
+	if testhealth.Previous(tc) == testhealth.Healthy && after.Status.Value == testhealth.Healthy {
+		// A healthy test stays healthy: a read states its evidence as of
+		// then, so writing the new evidence down would cost a write per
+		// test per upload (and a test never classified reads as healthy
+		// since it was first seen already).
+		statusChanged = false
+	}
+	changed := statusChanged || pruned ||
+		!after.QuarantineSince.Equal(tc.QuarantineSince) || flakeChanged(tc.Flake, after.Flake)
+	return after, changed
+}
+
+func flakeChanged(a, b *testhealth.FlakeEvidence) bool {
+	if a == nil || b == nil {
+		return a != b
+	}
+	return !a.At.Equal(b.At) || a.SHA != b.SHA
+}
+
+// apply writes one decision with the status_changed event when the value
+// changed. Conflict when another writer got there first.
+func (s *Service) apply(ctx context.Context, before, after testhealth.TestCase, settings testhealth.Settings, now time.Time) error {
+	var events []store.Event
+	if prev := testhealth.Previous(before); after.Status.Value != prev {
+		after.Quarantined = testhealth.Quarantined(after, settings)
+		ev, err := s.Viewer.StatusChangedEvent(s.NewID(), after, settings, prev, now)
+		if err != nil {
+			return err
+		}
+		events = append(events, ev)
+	}
+	return s.Store.UpdateHealth(ctx, before, after, events)
+}
+
+// Reclassify decides the health of tests of one repository again and
+// writes what changed; sha names the commit whose results just arrived (""
+// for a scheduled pass), so that a failure and a pass on it are seen. A
+// decision that loses a race with another writer is made again on fresh
+// data.
+func (s *Service) Reclassify(ctx context.Context, org string, repo repository.Ref, settings testhealth.Settings, sha string, ids []string) error {
+	for try := 0; len(ids) > 0; try++ {
+		if try > 6 {
+			return errs.E(errs.Unavailable, "tests kept changing while being classified")
+		}
+		var tests map[string]testhealth.TestCase
+		var commits map[string]testhealth.CommitResult
+		var err error
+		if sha != "" {
+			tests, commits, err = s.Store.TestsAndCommits(ctx, org, repo, sha, ids)
+		} else {
+			var list []testhealth.TestCase
+			list, err = s.Store.GetTestCases(ctx, org, repo, ids)
+			tests = map[string]testhealth.TestCase{}
+			for _, tc := range list {
+				tests[tc.ID] = tc
+			}
+		}
+		if err != nil {
+			return err
+		}
+		now := s.Now()
+		var retry []string
+		for _, id := range ids {
+			tc, ok := tests[id]
+			if !ok {
+				continue
+			}
+			var commit *testhealth.CommitResult
+			if c, ok := commits[id]; ok {
+				commit = &c
+			}
+			after, changed := decide(tc, commit, settings, now)
+			if !changed {
+				continue
+			}
+			err := s.apply(ctx, tc, after, settings, now)
+			switch {
+			case errs.Is(err, errs.Conflict):
+				retry = append(retry, id)
+			case err != nil:
+				return err
+			}
+		}
+		ids = retry
+	}
+	return nil
+}
+
+// Sweep reclassifies every unhealthy test of every organization, so that
+// time-based resolutions (recovery days, stale tests, runs leaving the
+// window) happen without new uploads. Healthy tests cannot become unhealthy
+// by time passing, so they are not read. The scheduled function calls it.
+func (s *Service) Sweep(ctx context.Context) (int, error) {
+	orgs, err := s.Store.ListOrgs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, org := range orgs {
+		repos, err := s.Store.ListRepos(ctx, org)
+		if err != nil {
+			return n, err
+		}
+		for _, repo := range repos {
+			settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+			for _, status := range []string{testhealth.Flaky, testhealth.Broken} {
+				q := store.PageQuery{Limit: 100}
+				for {
+					page, err := s.Store.ListUnhealthy(ctx, org, repo.Ref, status, q)
+					if err != nil {
+						return n, err
+					}
+					ids := make([]string, len(page.Tests))
+					for i, tc := range page.Tests {
+						ids[i] = tc.ID
+					}
+					if err := s.Reclassify(ctx, org, repo.Ref, settings, "", ids); err != nil {
+						return n, err
+					}
+					n += len(ids)
+					if page.Next == "" {
+						break
+					}
+					q.After = page.Next
+				}
+			}
+		}
+	}
+	return n, nil
+}
+
+// SetOverride sets a test's quarantine override (testhealth.AlwaysQuarantine,
+// testhealth.NeverQuarantine or "" for unspecified) and writes the
+// test_case.quarantining_setting_changed event with it. Setting the value
+// it has changes nothing and emits nothing.
+func (s *Service) SetOverride(ctx context.Context, org string, repo repository.Ref, id, override string, actor testview.Actor, reason string) (testhealth.TestCase, error) {
+	switch override {
+	case "", testhealth.AlwaysQuarantine, testhealth.NeverQuarantine:
+	default:
+		return testhealth.TestCase{}, errs.E(errs.Invalid, "override must be ALWAYS_QUARANTINE, NEVER_QUARANTINE or UNSPECIFIED, got %q", override)
+	}
+	for try := 0; ; try++ {
+		r, tc, err := s.Store.GetRepoAndTest(ctx, org, repo, id)
+		if err != nil {
+			return testhealth.TestCase{}, err
+		}
+		if tc.QuarantineOverride == override {
+			return tc, nil
+		}
+		now := s.Now()
+		after := tc
+		after.QuarantineOverride = override
+		if after.QuarantineCandidate() != "" && tc.QuarantineCandidate() == "" {
+			after.QuarantineSince = now
+		}
+		settings := testhealth.SettingsOf(r.HealthSettings, r.Branch())
+		after.Quarantined = testhealth.Quarantined(after, settings)
+		ev, err := s.Viewer.QuarantineSettingEvent(s.NewID(), after, settings, tc.QuarantineOverride, actor, reason, now)
+		if err != nil {
+			return testhealth.TestCase{}, err
+		}
+		err = s.Store.UpdateHealth(ctx, tc, after, []store.Event{ev})
+		if errs.Is(err, errs.Conflict) && try < 5 {
+			continue
+		}
+		return after, err
+	}
+}

@@ -1,0 +1,218 @@
+package metricsapi
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/queuemetrics"
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/store"
+)
+
+// Store is what the metrics read; *store.Store implements it.
+type Store interface {
+	ListRepos(ctx context.Context, org string) ([]store.Repo, error)
+	OrgQueuesOfRepo(ctx context.Context, org string, ref repository.Ref) ([]store.QueueRecord, error)
+	QueueTransitions(ctx context.Context, r store.QueueRecord, since time.Time) ([]store.TransitionRecord, error)
+}
+
+var _ Store = (*store.Store)(nil)
+
+// DefaultParallel bounds the store reads one request has in flight when
+// Handler.Parallel is zero: an organization with a hundred queues is read
+// in about a dozen round trips, without a burst of a hundred.
+const DefaultParallel = 8
+
+// Handler serves GET /getMergeQueueMetrics.
+type Handler struct {
+	Store Store
+	Now   func() time.Time
+	// Parallel bounds the reads in flight (DefaultParallel when zero).
+	Parallel int
+}
+
+// Endpoint is the route of the handler, for the route table.
+func (h *Handler) Endpoint() api.Endpoint {
+	return api.Endpoint{Name: "get-merge-queue-metrics", Method: http.MethodGet, Path: "/getMergeQueueMetrics", Handler: h}
+}
+
+// ServeHTTP answers the metrics of the caller's organization: query repo
+// (owner/name) with repoHost names one repository. 400 for repo without
+// repoHost or not owner/name; 404 for a repository with no queue of the
+// organization.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ref, err := parseRepo(r)
+	if err != nil {
+		api.WriteError(w, r, err)
+		return
+	}
+	qs, err := h.Queues(r.Context(), api.Org(r.Context()), ref)
+	if err != nil {
+		api.WriteError(w, r, err)
+		return
+	}
+	var buf bytes.Buffer
+	if err := queuemetrics.Write(&buf, qs); err != nil {
+		api.WriteError(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", queuemetrics.ContentType)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// parseRepo reads the query: nil when no repository is named.
+func parseRepo(r *http.Request) (*repository.Ref, error) {
+	q := r.URL.Query()
+	repo, host := strings.TrimSpace(q.Get("repo")), strings.TrimSpace(q.Get("repoHost"))
+	if repo == "" {
+		return nil, nil
+	}
+	if host == "" {
+		return nil, errs.E(errs.Invalid, "repoHost is required with repo")
+	}
+	i := strings.LastIndex(repo, "/")
+	if i <= 0 || i == len(repo)-1 {
+		return nil, errs.E(errs.Invalid, "repo must be OWNER/NAME, got %q", api.Clip(repo))
+	}
+	return &repository.Ref{Host: host, Owner: repo[:i], Name: repo[i+1:]}, nil
+}
+
+// Queues reads the metrics inputs of org's queues, or of repository ref's
+// when ref is not nil (errs.NotFound when it has none), as of h.Now.
+func (h *Handler) Queues(ctx context.Context, org string, ref *repository.Ref) ([]queuemetrics.Queue, error) {
+	var refs []repository.Ref
+	if ref != nil {
+		refs = []repository.Ref{*ref}
+	} else {
+		repos, err := h.Store.ListRepos(ctx, org)
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		for _, r := range repos {
+			if k := r.Ref.Key(); !seen[k] {
+				seen[k] = true
+				refs = append(refs, r.Ref)
+			}
+		}
+	}
+	byRepo := make([][]store.QueueRecord, len(refs))
+	err := h.each(ctx, len(refs), func(ctx context.Context, i int) error {
+		var err error
+		byRepo[i], err = h.Store.OrgQueuesOfRepo(ctx, org, refs[i])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var recs []store.QueueRecord
+	for _, rs := range byRepo {
+		recs = append(recs, rs...)
+	}
+	if ref != nil && len(recs) == 0 {
+		return nil, errs.E(errs.NotFound, "no merge queue for repository %s", ref)
+	}
+	now := h.Now()
+	out := make([]queuemetrics.Queue, len(recs))
+	err = h.each(ctx, len(recs), func(ctx context.Context, i int) error {
+		ts, err := h.Store.QueueTransitions(ctx, recs[i], now.Add(-queuemetrics.Window1h))
+		if err != nil {
+			return err
+		}
+		out[i] = queueOf(recs[i], Window(now, ts))
+		return nil
+	})
+	return out, err
+}
+
+// each runs fn for 0..n-1 with at most h.Parallel at once; the first
+// error cancels the rest and is returned.
+func (h *Handler) each(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	p := h.Parallel
+	if p <= 0 {
+		p = DefaultParallel
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+		sem   = make(chan struct{}, p)
+	)
+	for i := range n {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if ctx.Err() != nil {
+				return
+			}
+			if err := fn(ctx, i); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		}()
+	}
+	wg.Wait()
+	return first
+}
+
+// queueOf is the metrics input of one queue: state counts from its
+// snapshot's entries and the hour's window.
+func queueOf(r store.QueueRecord, w queuemetrics.Window) queuemetrics.Queue {
+	states := map[string]int{}
+	for i := range r.Snapshot.Entries {
+		if e := &r.Snapshot.Entries[i]; e.Active() {
+			states[string(e.State)]++
+		}
+	}
+	return queuemetrics.Queue{
+		Repo: r.Key.Repo.Owner + "/" + r.Key.Repo.Name, Branch: r.Key.Branch, Type: queuemetrics.QueueMain,
+		States: states, Window: w,
+	}
+}
+
+var conclusionOf = map[mergequeue.PRState]queuemetrics.Conclusion{
+	mergequeue.Merged: queuemetrics.Merged, mergequeue.Failed: queuemetrics.Failed, mergequeue.Cancelled: queuemetrics.Cancelled,
+}
+
+// Window is a queue's last hour at now from its stored transitions:
+// TESTING → PENDING transitions count as restarts, and each conclusion is
+// measured from the episode clock its record carries. Transitions outside
+// (now-1h, now] are ignored, as queuemetrics.Summarize ignores them.
+func Window(now time.Time, ts []store.TransitionRecord) queuemetrics.Window {
+	var w queuemetrics.Window
+	for _, rec := range ts {
+		t := rec.Transition
+		if !t.At.After(now.Add(-queuemetrics.Window1h)) || t.At.After(now) {
+			continue
+		}
+		if t.From == mergequeue.Testing && t.To == mergequeue.Pending {
+			w.Restarts++
+		}
+		c, ok := conclusionOf[t.To]
+		if !ok {
+			continue
+		}
+		done := queuemetrics.Concluded{Conclusion: c}
+		if !rec.FirstPending.IsZero() {
+			done.Queued, done.InQueue = true, t.At.Sub(rec.FirstPending)
+		}
+		if !rec.FirstTesting.IsZero() {
+			done.Tested, done.Test = true, rec.Tested
+			if done.Queued {
+				done.Wait = rec.FirstTesting.Sub(rec.FirstPending)
+			}
+		}
+		w.Concluded = append(w.Concluded, done)
+	}
+	return w
+}

@@ -1,0 +1,636 @@
+package queueapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/store"
+)
+
+// Limits of setImpactedTargets (contract 5).
+const (
+	MaxImpactedTargets     = 100_000
+	MaxImpactedTargetBytes = 1024
+)
+
+// Handlers serves the merge-queue endpoints and GitHub's webhook.
+type Handlers struct {
+	Store  *store.Store
+	Driver *driver.Driver
+	Now    func() time.Time
+	// NewID makes queue and entry ids (uuids).
+	NewID func() string
+	// LowerEnums spells enum values in lowercase (ENUM_CASE=lower).
+	LowerEnums bool
+	// EnterpriseHost is the GitHub Enterprise host (from GITHUB_API_URL),
+	// accepted besides github.com; "" for none.
+	EnterpriseHost string
+	// WebhookSecret verifies GitHub's deliveries (GITHUB_WEBHOOK_SECRET);
+	// with none, every delivery is refused.
+	WebhookSecret []byte
+}
+
+func (h *Handlers) enums() enums { return enums{lower: h.LowerEnums} }
+
+// Endpoints lists the merge-queue endpoints and the GitHub webhook, for
+// the route table.
+func (h *Handlers) Endpoints() []api.Endpoint {
+	post := func(name, path string, handler http.Handler) api.Endpoint {
+		return api.Endpoint{Name: name, Method: http.MethodPost, Path: path, Handler: handler}
+	}
+	return []api.Endpoint{
+		post("create-queue", "/createQueue", h.CreateQueue()),
+		post("get-queue", "/getQueue", h.GetQueue()),
+		post("update-queue", "/updateQueue", h.UpdateQueue()),
+		post("delete-queue", "/deleteQueue", h.DeleteQueue()),
+		post("submit-pull-request", "/submitPullRequest", h.SubmitPullRequest()),
+		post("cancel-pull-request", "/cancelPullRequest", h.CancelPullRequest()),
+		post("restart-tests-on-pull-request", "/restartTestsOnPullRequest", h.RestartTests()),
+		post("get-submitted-pull-request", "/getSubmittedPullRequest", h.GetSubmittedPullRequest()),
+		post("set-impacted-targets", "/setImpactedTargets", h.SetImpactedTargets()),
+		post("get-merge-queue-testing-details", "/getMergeQueueTestingDetails", h.GetTestingDetails()),
+		post("list-pull-requests", "/listPullRequests", h.ListPullRequests()),
+		{Name: "github-webhook", Method: http.MethodPost, Path: "/github/webhook", Public: true, Handler: h.GitHubWebhook()},
+	}
+}
+
+// common are the fields of every merge-queue request (contract 3.1).
+type common struct {
+	Repo         *repository.Ref `json:"repo"`
+	TargetBranch *string         `json:"targetBranch"`
+}
+
+// key checks the common fields and names the queue of the caller's
+// organization.
+func (h *Handlers) key(ctx context.Context, c common) (store.QueueKey, error) {
+	repo, err := api.RequireRepo(c.Repo, "repo")
+	if err != nil {
+		return store.QueueKey{}, err
+	}
+	host := strings.ToLower(strings.TrimSpace(repo.Host))
+	if host != "github.com" && (h.EnterpriseHost == "" || host != strings.ToLower(h.EnterpriseHost)) {
+		return store.QueueKey{}, errs.E(errs.Invalid, "repo.host %q is not supported for merge queues: only github.com and the configured GitHub Enterprise host are", api.Clip(repo.Host))
+	}
+	if c.TargetBranch == nil || strings.TrimSpace(*c.TargetBranch) == "" {
+		return store.QueueKey{}, errs.E(errs.Invalid, "targetBranch is required")
+	}
+	return store.QueueKey{Org: api.Org(ctx), Repo: repo, Branch: *c.TargetBranch}, nil
+}
+
+// prRef is the pr object of the pull-request endpoints.
+type prRef struct {
+	Number json.RawMessage `json:"number"`
+	Branch *string         `json:"branch"`
+	SHA    *string         `json:"sha"`
+}
+
+const numberRule = "pr.number must be a positive integer"
+
+// parseNumber reads pr.number: a JSON integer, or a string of digits (a
+// real uploader sends "123").
+func parseNumber(pr *prRef) (int, error) {
+	if pr == nil {
+		return 0, errs.E(errs.Invalid, "pr is required")
+	}
+	raw := bytes.TrimSpace(pr.Number)
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, errs.E(errs.Invalid, "pr.number is required")
+	}
+	var s string
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, errs.E(errs.Invalid, numberRule)
+		}
+	} else {
+		s = string(raw)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n <= 0 {
+		return 0, errs.E(errs.Invalid, numberRule)
+	}
+	return n, nil
+}
+
+type empty struct{}
+
+type createRequest struct {
+	common
+	Mode        *string `json:"mode"`
+	Concurrency *int    `json:"concurrency"`
+}
+
+// CreateQueue serves POST /createQueue: 409 when the branch has a queue.
+func (h *Handlers) CreateQueue() http.Handler {
+	return api.JSON(func(r *http.Request, req *createRequest) (any, error) {
+		k, err := h.key(r.Context(), req.common)
+		if err != nil {
+			return nil, err
+		}
+		now := h.Now()
+		q := mergequeue.DefaultQueue(k.Repo, k.Branch)
+		s, _, err := mergequeue.UpdateQueue(mergequeue.NewSnapshot(q), mergequeue.QueuePatch{Mode: req.Mode, Concurrency: req.Concurrency}, now)
+		if err != nil {
+			return nil, err
+		}
+		s.Queue.BisectionConcurrency = s.Queue.Concurrency
+		if _, err := h.Store.UpdateRepo(r.Context(), k.Org, k.Repo, store.RepoSettings{}); err != nil {
+			return nil, err
+		}
+		if err := h.Store.CreateQueue(r.Context(), store.QueueRecord{Key: k, ID: h.NewID(), CreatedAt: now, Snapshot: s}); err != nil {
+			return nil, err
+		}
+		return empty{}, nil
+	})
+}
+
+// GetQueue serves POST /getQueue: the queue with its enqueued PRs.
+func (h *Handlers) GetQueue() http.Handler {
+	return api.JSON(func(r *http.Request, req *common) (any, error) {
+		k, err := h.key(r.Context(), *req)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := h.Store.GetQueue(r.Context(), k)
+		if err != nil {
+			return nil, err
+		}
+		v := h.enums().queue(rec.Snapshot.Queue)
+		prs := []EnqueuedPRView{}
+		for _, e := range mergequeue.QueueOrder(rec.Snapshot) {
+			prs = append(prs, h.enums().enqueued(e))
+		}
+		v.EnqueuedPullRequests = &prs
+		return v, nil
+	})
+}
+
+type updateRequest struct {
+	common
+	State                       *string  `json:"state"`
+	Mode                        *string  `json:"mode"`
+	Concurrency                 *int     `json:"concurrency"`
+	TestingTimeoutMinutes       *int     `json:"testingTimeoutMinutes"`
+	CanOptimisticallyMerge      *bool    `json:"canOptimisticallyMerge"`
+	PendingFailureDepth         *int     `json:"pendingFailureDepth"`
+	Batch                       *bool    `json:"batch"`
+	BatchingMaxWaitTimeMinutes  *int     `json:"batchingMaxWaitTimeMinutes"`
+	BatchingMinSize             *int     `json:"batchingMinSize"`
+	BisectionConcurrency        *int     `json:"bisectionConcurrency"`
+	RequiredStatuses            []string `json:"requiredStatuses"`
+	DeleteRequiredStatuses      bool     `json:"deleteRequiredStatuses"`
+	MergeMethod                 *string  `json:"mergeMethod"`
+	DirectMergeMode             *string  `json:"directMergeMode"`
+	OptimizationMode            *string  `json:"optimizationMode"`
+	CreatePrsForTestingBranches *bool    `json:"createPrsForTestingBranches"`
+	CommentsEnabled             *bool    `json:"commentsEnabled"`
+	CommandsEnabled             *bool    `json:"commandsEnabled"`
+	StatusCheckEnabled          *bool    `json:"statusCheckEnabled"`
+}
+
+// UpdateQueue serves POST /updateQueue: the queue without its PRs.
+func (h *Handlers) UpdateQueue() http.Handler {
+	return api.JSON(func(r *http.Request, req *updateRequest) (any, error) {
+		k, err := h.key(r.Context(), req.common)
+		if err != nil {
+			return nil, err
+		}
+		p := mergequeue.QueuePatch{
+			State: req.State, Mode: req.Mode, Concurrency: req.Concurrency, TestingTimeoutMinutes: req.TestingTimeoutMinutes,
+			CanOptimisticallyMerge: req.CanOptimisticallyMerge, PendingFailureDepth: req.PendingFailureDepth,
+			Batch: req.Batch, BatchingMaxWaitTimeMinutes: req.BatchingMaxWaitTimeMinutes, BatchingMinSize: req.BatchingMinSize,
+			BisectionConcurrency: req.BisectionConcurrency, RequiredStatuses: req.RequiredStatuses,
+			DeleteRequiredStatuses: req.DeleteRequiredStatuses, MergeMethod: req.MergeMethod,
+			DirectMergeMode: req.DirectMergeMode, OptimizationMode: req.OptimizationMode,
+			CreatePrsForTestingBranches: req.CreatePrsForTestingBranches, CommentsEnabled: req.CommentsEnabled,
+			CommandsEnabled: req.CommandsEnabled, StatusCheckEnabled: req.StatusCheckEnabled,
+		}
+		rec, err := h.Driver.Apply(r.Context(), k, func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error) {
+			return mergequeue.UpdateQueue(rec.Snapshot, p, h.Now())
+		})
+		if err != nil {
+			return nil, err
+		}
+		if rec, err = h.Store.GetQueue(r.Context(), k); err != nil { // a mode switch may have ended at once
+			return nil, err
+		}
+		return h.enums().queue(rec.Snapshot.Queue), nil
+	})
+}
+
+// DeleteQueue serves POST /deleteQueue: 400 while any PR is submitted.
+func (h *Handlers) DeleteQueue() http.Handler {
+	return api.JSON(func(r *http.Request, req *common) (any, error) {
+		k, err := h.key(r.Context(), *req)
+		if err != nil {
+			return nil, err
+		}
+		for try := 0; ; try++ {
+			rec, err := h.Store.GetQueue(r.Context(), k)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range rec.Snapshot.Entries {
+				if e.Active() {
+					return nil, errs.E(errs.Invalid, "queue is not empty: pull request %d is submitted", e.PRNumber)
+				}
+			}
+			err = h.Store.DeleteQueue(r.Context(), k, rec.Snapshot.Version)
+			if errs.Is(err, errs.Conflict) && try < 4 {
+				continue // changed meanwhile: look again
+			}
+			if err != nil {
+				return nil, err
+			}
+			return empty{}, nil
+		}
+	})
+}
+
+type prRequest struct {
+	common
+	PR       *prRef `json:"pr"`
+	Priority any    `json:"priority"`
+	NoBatch  *bool  `json:"noBatch"`
+}
+
+// SubmitPullRequest serves POST /submitPullRequest.
+func (h *Handlers) SubmitPullRequest() http.Handler {
+	return api.JSON(func(r *http.Request, req *prRequest) (any, error) {
+		k, err := h.key(r.Context(), req.common)
+		if err != nil {
+			return nil, err
+		}
+		n, err := parseNumber(req.PR)
+		if err != nil {
+			return nil, err
+		}
+		prio, given, err := mergequeue.ParsePriority(req.Priority)
+		if err != nil {
+			return nil, err
+		}
+		sr := mergequeue.SubmitRequest{PRNumber: n, NoBatch: req.NoBatch}
+		if given {
+			sr.Priority = &prio
+		}
+		_, err = h.Driver.Apply(r.Context(), k, func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error) {
+			if !slices.ContainsFunc(rec.Snapshot.Entries, func(e mergequeue.Entry) bool { return e.PRNumber == n }) {
+				// Pruned from the snapshot: keep the id the store holds.
+				if old, err := h.Store.QueueEntry(r.Context(), rec, n); err == nil {
+					sr.EntryID = old.Entry.ID
+				} else if !errs.Is(err, errs.NotFound) {
+					return rec.Snapshot, mergequeue.Output{}, err
+				}
+			}
+			return mergequeue.Submit(rec.Snapshot, sr, h.Now(), h.NewID)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return empty{}, nil
+	})
+}
+
+// CancelPullRequest serves POST /cancelPullRequest.
+func (h *Handlers) CancelPullRequest() http.Handler {
+	return h.prCommand(func(s mergequeue.Snapshot, n int) (mergequeue.Snapshot, mergequeue.Output, error) {
+		return mergequeue.Cancel(s, mergequeue.CancelRequest{PRNumber: n}, h.Now())
+	})
+}
+
+// RestartTests serves POST /restartTestsOnPullRequest.
+func (h *Handlers) RestartTests() http.Handler {
+	return h.prCommand(func(s mergequeue.Snapshot, n int) (mergequeue.Snapshot, mergequeue.Output, error) {
+		return mergequeue.Restart(s, mergequeue.RestartRequest{PRNumber: n}, h.Now())
+	})
+}
+
+// prCommand serves an endpoint that applies one engine command to one PR
+// of a queue (through the driver, which saves and steps) and answers {}.
+func (h *Handlers) prCommand(cmd func(s mergequeue.Snapshot, pr int) (mergequeue.Snapshot, mergequeue.Output, error)) http.Handler {
+	return api.JSON(func(r *http.Request, req *prRequest) (any, error) {
+		k, err := h.key(r.Context(), req.common)
+		if err != nil {
+			return nil, err
+		}
+		n, err := parseNumber(req.PR)
+		if err != nil {
+			return nil, err
+		}
+		_, err = h.Driver.Apply(r.Context(), k, func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error) {
+			return cmd(rec.Snapshot, n)
+		})
+		if err != nil {
+			return nil, err
+		}
+		return empty{}, nil
+	})
+}
+
+// GetSubmittedPullRequest serves POST /getSubmittedPullRequest, by
+// pr.number or by pr.branch (the head branch: its open submitted PR, else
+// the one that finished last).
+func (h *Handlers) GetSubmittedPullRequest() http.Handler {
+	return api.JSON(func(r *http.Request, req *prRequest) (any, error) {
+		ctx := r.Context()
+		k, err := h.key(ctx, req.common)
+		if err != nil {
+			return nil, err
+		}
+		if req.PR == nil {
+			return nil, errs.E(errs.Invalid, "pr is required")
+		}
+		byBranch := len(bytes.TrimSpace(req.PR.Number)) == 0 && req.PR.Branch != nil
+		var n int
+		if byBranch {
+			if strings.TrimSpace(*req.PR.Branch) == "" {
+				return nil, errs.E(errs.Invalid, "pr.branch must not be empty")
+			}
+		} else if n, err = parseNumber(req.PR); err != nil {
+			return nil, err
+		}
+		rec, err := h.Store.GetQueue(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		var e mergequeue.Entry
+		if byBranch {
+			if e, err = h.byBranch(ctx, rec, *req.PR.Branch); err != nil {
+				return nil, err
+			}
+		} else if e, err = h.entry(ctx, rec, n); err != nil {
+			return nil, err
+		}
+		has := false
+		if e.PR.HeadSHA != "" {
+			if has, err = h.Store.HasImpactedTargets(ctx, rec, e.PRNumber, e.PR.HeadSHA); err != nil {
+				return nil, err
+			}
+		}
+		return h.enums().submitted(e, rec.Snapshot.Queue, has), nil
+	})
+}
+
+// entry is PR n of the queue: the snapshot's when it holds it (the
+// freshest), else the stored item.
+func (h *Handlers) entry(ctx context.Context, rec store.QueueRecord, n int) (mergequeue.Entry, error) {
+	for _, e := range rec.Snapshot.Entries {
+		if e.PRNumber == n {
+			return e, nil
+		}
+	}
+	stored, err := h.Store.QueueEntry(ctx, rec, n)
+	return stored.Entry, err
+}
+
+func (h *Handlers) byBranch(ctx context.Context, rec store.QueueRecord, branch string) (mergequeue.Entry, error) {
+	stored, err := h.Store.QueueEntriesByHead(ctx, rec, branch)
+	if err != nil {
+		return mergequeue.Entry{}, err
+	}
+	fresh := map[int]mergequeue.Entry{}
+	for _, e := range rec.Snapshot.Entries {
+		fresh[e.PRNumber] = e
+	}
+	var cands []mergequeue.Entry
+	for _, s := range stored {
+		e := s.Entry
+		if f, ok := fresh[e.PRNumber]; ok {
+			e = f
+		}
+		cands = append(cands, e)
+	}
+	if len(cands) == 0 {
+		return mergequeue.Entry{}, errs.E(errs.NotFound, "no pull request of branch %s was ever submitted to this queue", api.Clip(branch))
+	}
+	slices.SortFunc(cands, func(a, b mergequeue.Entry) int {
+		if a.Active() != b.Active() {
+			if a.Active() {
+				return -1
+			}
+			return 1
+		}
+		return b.StateChangedAt.Compare(a.StateChangedAt)
+	})
+	return cands[0], nil
+}
+
+type targetsRequest struct {
+	common
+	PR              *prRef          `json:"pr"`
+	ImpactedTargets json.RawMessage `json:"impactedTargets"`
+}
+
+const targetsRule = `impactedTargets must be "ALL" or an array of strings`
+
+// parseTargets reads impactedTargets: "ALL" (any case) or a list of up to
+// MaxImpactedTargets strings of up to MaxImpactedTargetBytes each.
+func parseTargets(raw json.RawMessage) (store.ImpactedTargets, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return store.ImpactedTargets{}, errs.E(errs.Invalid, "impactedTargets is required")
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil || !strings.EqualFold(s, "ALL") {
+			return store.ImpactedTargets{}, errs.E(errs.Invalid, targetsRule)
+		}
+		return store.ImpactedTargets{All: true}, nil
+	case '[':
+		var list []*string
+		if err := json.Unmarshal(raw, &list); err != nil {
+			return store.ImpactedTargets{}, errs.E(errs.Invalid, targetsRule)
+		}
+		if len(list) > MaxImpactedTargets {
+			return store.ImpactedTargets{}, errs.E(errs.Invalid, "impactedTargets holds %d targets; at most %d are allowed", len(list), MaxImpactedTargets)
+		}
+		out := make([]string, len(list))
+		for i, s := range list {
+			if s == nil {
+				return store.ImpactedTargets{}, errs.E(errs.Invalid, "impactedTargets[%d] must be a string", i)
+			}
+			if len(*s) > MaxImpactedTargetBytes {
+				return store.ImpactedTargets{}, errs.E(errs.Invalid, "impactedTargets[%d] is longer than %d bytes", i, MaxImpactedTargetBytes)
+			}
+			out[i] = *s
+		}
+		return store.ImpactedTargets{Targets: out}, nil
+	}
+	return store.ImpactedTargets{}, errs.E(errs.Invalid, targetsRule)
+}
+
+// SetImpactedTargets serves POST /setImpactedTargets: the targets belong
+// to the PR's head sha.
+func (h *Handlers) SetImpactedTargets() http.Handler {
+	return api.JSON(func(r *http.Request, req *targetsRequest) (any, error) {
+		k, err := h.key(r.Context(), req.common)
+		if err != nil {
+			return nil, err
+		}
+		n, err := parseNumber(req.PR)
+		if err != nil {
+			return nil, err
+		}
+		if req.PR.SHA == nil || strings.TrimSpace(*req.PR.SHA) == "" {
+			return nil, errs.E(errs.Invalid, "pr.sha is required")
+		}
+		t, err := parseTargets(req.ImpactedTargets)
+		if err != nil {
+			return nil, err
+		}
+		rec, err := h.Store.GetQueue(r.Context(), k)
+		if err != nil {
+			return nil, err
+		}
+		if err := h.Store.PutImpactedTargets(r.Context(), rec, n, strings.TrimSpace(*req.PR.SHA), t); err != nil {
+			return nil, err
+		}
+		return empty{}, nil
+	})
+}
+
+type detailsRequest struct {
+	TestRunID *string `json:"testRunId"`
+}
+
+// GetTestingDetails serves POST /getMergeQueueTestingDetails.
+func (h *Handlers) GetTestingDetails() http.Handler {
+	return api.JSON(func(r *http.Request, req *detailsRequest) (any, error) {
+		ctx := r.Context()
+		if req.TestRunID == nil || strings.TrimSpace(*req.TestRunID) == "" {
+			return nil, errs.E(errs.Invalid, "testRunId is required")
+		}
+		run, err := h.Store.QueueRun(ctx, api.Org(ctx), strings.TrimSpace(*req.TestRunID))
+		if err != nil {
+			return nil, err
+		}
+		v := h.enums().details(run)
+		rec, err := h.Store.GetQueue(ctx, run.Key)
+		if err != nil {
+			if errs.Is(err, errs.NotFound) {
+				return v, nil // the queue is gone; its run stays readable
+			}
+			return nil, err
+		}
+		var union []string
+		all := false
+		for _, p := range run.Run.PRs {
+			if !p.UnderTest {
+				continue
+			}
+			t, found, err := h.Store.GetImpactedTargets(ctx, rec, p.PRNumber, p.HeadSHA)
+			if err != nil {
+				return nil, err
+			}
+			pv := PRTargetsView{PRNumber: p.PRNumber}
+			switch {
+			case !found:
+			case t.All:
+				pv.ImpactedTargets, all = "ALL", true
+			default:
+				pv.ImpactedTargets = t.Targets
+				union = append(union, t.Targets...)
+			}
+			v.ImpactedTargetsForTestedPrs = append(v.ImpactedTargetsForTestedPrs, pv)
+		}
+		if all {
+			v.ImpactedTargets = "ALL"
+		} else {
+			slices.Sort(union)
+			union = slices.Compact(union)
+			if union == nil {
+				union = []string{}
+			}
+			v.ImpactedTargets = union
+		}
+		return v, nil
+	})
+}
+
+type listRequest struct {
+	common
+	State  *string `json:"state"`
+	Since  *string `json:"since"`
+	Cursor *string `json:"cursor"`
+	Take   *int    `json:"take"`
+}
+
+// ListPullRequestsResponse is the answer of listPullRequests.
+type ListPullRequestsResponse struct {
+	PullRequests []SubmittedPRView `json:"pullRequests"`
+	NextCursor   string            `json:"nextCursor,omitempty"`
+}
+
+var prStates = []mergequeue.PRState{
+	mergequeue.NotReady, mergequeue.Pending, mergequeue.Testing, mergequeue.TestsPassed,
+	mergequeue.Merged, mergequeue.Failed, mergequeue.Cancelled, mergequeue.PendingFailure,
+}
+
+// ListPullRequests serves POST /listPullRequests: the queue's PRs in
+// number order, a page at a time.
+func (h *Handlers) ListPullRequests() http.Handler {
+	return api.JSON(func(r *http.Request, req *listRequest) (any, error) {
+		ctx := r.Context()
+		k, err := h.key(ctx, req.common)
+		if err != nil {
+			return nil, err
+		}
+		take := 50
+		if req.Take != nil {
+			if *req.Take < 1 || *req.Take > 100 {
+				return nil, errs.E(errs.Invalid, "take must be from 1 to 100")
+			}
+			take = *req.Take
+		}
+		state := ""
+		if req.State != nil {
+			i := slices.IndexFunc(prStates, func(s mergequeue.PRState) bool { return strings.EqualFold(string(s), *req.State) })
+			if i < 0 {
+				return nil, errs.E(errs.Invalid, "state must be one of NOT_READY, PENDING, TESTING, TESTS_PASSED, MERGED, FAILED, CANCELLED, PENDING_FAILURE")
+			}
+			state = string(prStates[i])
+		}
+		var since time.Time
+		if req.Since != nil {
+			if since, err = time.Parse(time.RFC3339Nano, *req.Since); err != nil {
+				return nil, errs.E(errs.Invalid, "since must be an RFC 3339 timestamp like 2026-07-23T01:32:50.000Z")
+			}
+		}
+		cursor := ""
+		if req.Cursor != nil {
+			cursor = *req.Cursor
+		}
+		rec, err := h.Store.GetQueue(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		page, err := h.Store.ListQueueEntries(ctx, rec, cursor, int32(take), state, since)
+		if err != nil {
+			return nil, err
+		}
+		fresh := map[int]mergequeue.Entry{}
+		for _, e := range rec.Snapshot.Entries {
+			fresh[e.PRNumber] = e
+		}
+		out := ListPullRequestsResponse{PullRequests: []SubmittedPRView{}, NextCursor: page.Next}
+		for _, s := range page.Entries {
+			e := s.Entry
+			if f, ok := fresh[e.PRNumber]; ok {
+				e = f
+			}
+			out.PullRequests = append(out.PullRequests, h.enums().submitted(e, rec.Snapshot.Queue, false))
+		}
+		return out, nil
+	})
+}

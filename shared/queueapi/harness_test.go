@@ -1,0 +1,262 @@
+package queueapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/app"
+	"github.com/mainguard/mainguard/shared/config"
+	"github.com/mainguard/mainguard/shared/github/githubsim"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/store/storetest"
+)
+
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+
+const (
+	repoFull      = "acme/web"
+	webhookSecret = "gh-secret"
+)
+
+var t0 = time.Date(2026, 7, 23, 1, 0, 0, 0, time.UTC)
+
+// env is the whole service on a fresh table with a simulated GitHub
+// holding acme/web (main protected by the required status "ci"), and the
+// organization acme with a token.
+type env struct {
+	tb    testing.TB
+	app   *app.App
+	sim   *githubsim.Server
+	mux   http.Handler
+	token string
+	db    store.DB
+	table string
+
+	mu  sync.Mutex
+	now time.Time
+	ids int
+	// ciSys reports the "ci" status on the queue's test branches.
+	ciSys *githubsim.CI
+}
+
+func newEnv(tb testing.TB, tweak func(map[string]string)) *env {
+	tb.Helper()
+	e := &env{tb: tb, now: t0}
+	sim, err := githubsim.New(tb.TempDir(), githubsim.Options{Now: e.clock})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = sim.Close() })
+	e.ciSys = &githubsim.CI{Sim: sim, Context: "ci"}
+	e.sim = sim
+	if _, err := sim.CreateRepo(repoFull, "main"); err != nil {
+		tb.Fatal(err)
+	}
+	if err := sim.SetRequiredStatusChecks(repoFull, "main", []string{"ci"}); err != nil {
+		tb.Fatal(err)
+	}
+	db, table := storetest.NewTable(tb)
+	e.db, e.table = db, table
+	vars := map[string]string{
+		"TABLE_NAME": table, "RATE_LIMIT_RPS": "0", "GITHUB_API_URL": sim.URL(),
+		"GITHUB_TOKEN": "local", "GITHUB_WEBHOOK_SECRET": webhookSecret,
+	}
+	if tweak != nil {
+		tweak(vars)
+	}
+	cfg, err := config.FromEnv(func(k string) string { return vars[k] })
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.app, err = app.New(context.Background(), cfg, app.Options{
+		DB: db, Now: e.clock, Log: slog.New(slog.DiscardHandler),
+		NewUUID: func() string {
+			e.mu.Lock()
+			defer e.mu.Unlock()
+			e.ids++
+			return fmt.Sprintf("00000000-0000-4000-8000-%012d", e.ids)
+		},
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.mux = e.app.Mux()
+	ctx := context.Background()
+	if _, err := e.app.Store.CreateOrg(ctx, "acme", ""); err != nil {
+		tb.Fatal(err)
+	}
+	if e.token, _, err = e.app.Store.CreateToken(ctx, "acme"); err != nil {
+		tb.Fatal(err)
+	}
+	return e
+}
+
+func (e *env) clock() time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.now
+}
+
+func (e *env) advance(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.now = e.now.Add(d)
+}
+
+// call POSTs body (JSON-encoded unless a string) to /v1/{path} and returns
+// the status and the response body.
+func (e *env) call(path string, body any) (int, string) {
+	e.tb.Helper()
+	var b []byte
+	switch v := body.(type) {
+	case string:
+		b = []byte(v)
+	default:
+		var err error
+		if b, err = json.Marshal(v); err != nil {
+			e.tb.Fatal(err)
+		}
+	}
+	req := httptest.NewRequest(http.MethodPost, "/v1/"+path, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-api-token", e.token)
+	w := httptest.NewRecorder()
+	e.mux.ServeHTTP(w, req)
+	out, _ := io.ReadAll(w.Result().Body)
+	return w.Code, string(out)
+}
+
+// ok calls and fails the test unless the answer is 200; it decodes the
+// answer into out when out is not nil.
+func (e *env) ok(path string, body any, out any) {
+	e.tb.Helper()
+	code, resp := e.call(path, body)
+	if code != http.StatusOK {
+		e.tb.Fatalf("%s: %d %s", path, code, resp)
+	}
+	if out != nil {
+		if err := json.Unmarshal([]byte(resp), out); err != nil {
+			e.tb.Fatalf("%s: %v in %s", path, err, resp)
+		}
+	}
+}
+
+func q(extra map[string]any) map[string]any {
+	m := map[string]any{"repo": map[string]string{"host": "github.com", "owner": "acme", "name": "web"}, "targetBranch": "main"}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}
+
+func prq(n int, extra map[string]any) map[string]any {
+	m := q(extra)
+	m["pr"] = map[string]any{"number": n}
+	return m
+}
+
+// openPR opens a PR adding its own file, so PRs never conflict.
+func (e *env) openPR(name string) int {
+	e.tb.Helper()
+	if _, err := e.sim.CommitFile(repoFull, name, name+".txt", name+"\n", "add "+name); err != nil {
+		e.tb.Fatal(err)
+	}
+	n, err := e.sim.OpenPR(repoFull, name, "main", "Add "+name, "dev")
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	return n
+}
+
+// ci plays the CI system: for every test branch head not yet judged, it
+// sets "ci" to failure if the branch holds one of the files in bad, else
+// success.
+func (e *env) ci(bad ...string) {
+	e.tb.Helper()
+	if err := e.ciSys.Judge(repoFull, bad...); err != nil {
+		e.tb.Fatal(err)
+	}
+}
+
+// tick runs the scheduled function a minute later.
+func (e *env) tick() {
+	e.tb.Helper()
+	e.advance(time.Minute)
+	if err := e.app.Tick(context.Background()); err != nil {
+		e.tb.Logf("tick: %v", err)
+	}
+}
+
+type submitted struct {
+	ID                          string `json:"id"`
+	State                       string `json:"state"`
+	PriorityValue               int    `json:"priorityValue"`
+	PriorityName                string `json:"priorityName"`
+	IsCurrentlySubmittedToQueue bool   `json:"isCurrentlySubmittedToQueue"`
+	VerifiedByTestRun           string `json:"verifiedByTestRun"`
+	PRSha                       string `json:"prSha"`
+	Readiness                   struct {
+		HasImpactedTargets bool   `json:"hasImpactedTargets"`
+		GitHubMergeability string `json:"gitHubMergeability"`
+	} `json:"readiness"`
+}
+
+func (e *env) pr(n int) submitted {
+	e.tb.Helper()
+	var s submitted
+	e.ok("getSubmittedPullRequest", prq(n, nil), &s)
+	return s
+}
+
+// until runs CI and ticks until done says so, failing after many rounds.
+func (e *env) until(done func() bool, bad ...string) {
+	e.tb.Helper()
+	for range 40 {
+		if done() {
+			return
+		}
+		e.ci(bad...)
+		e.tick()
+	}
+	e.tb.Fatal("the queue did not get there in 40 ticks")
+}
+
+func (e *env) states(prs ...int) []string {
+	e.tb.Helper()
+	out := make([]string, len(prs))
+	for i, n := range prs {
+		out[i] = e.pr(n).State
+	}
+	return out
+}
+
+// mergedOrder lists the PR numbers of the squash commits on main, oldest
+// first.
+func (e *env) mergedOrder() []int {
+	e.tb.Helper()
+	hist, err := e.sim.History(repoFull, "main")
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	var out []int
+	for i := len(hist) - 1; i >= 0; i-- {
+		var n int
+		if j := strings.LastIndex(hist[i].Subject, "(#"); j >= 0 {
+			if _, err := fmt.Sscanf(hist[i].Subject[j:], "(#%d)", &n); err == nil {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}

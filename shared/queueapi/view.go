@@ -1,0 +1,242 @@
+package queueapi
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/store"
+)
+
+// TimeFormat is the contract's timestamp: RFC 3339, UTC, milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+func ts(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// enums spells merge-queue enum values on output: UPPERCASE, or lowercase
+// snake_case for clients of the later API revision (ENUM_CASE=lower).
+type enums struct{ lower bool }
+
+func (e enums) of(v string) string {
+	if e.lower {
+		return strings.ToLower(v)
+	}
+	return v
+}
+
+// QueueView is the queue record of contract 3.3.
+type QueueView struct {
+	State                       string            `json:"state"`
+	Branch                      string            `json:"branch"`
+	Mode                        string            `json:"mode"`
+	Concurrency                 int               `json:"concurrency"`
+	TestingTimeoutMinutes       int               `json:"testingTimeoutMinutes"`
+	CanOptimisticallyMerge      bool              `json:"canOptimisticallyMerge"`
+	PendingFailureDepth         int               `json:"pendingFailureDepth"`
+	Batch                       bool              `json:"batch"`
+	BatchingMaxWaitTimeMinutes  int               `json:"batchingMaxWaitTimeMinutes"`
+	BatchingMinSize             int               `json:"batchingMinSize"`
+	BisectionConcurrency        int               `json:"bisectionConcurrency"`
+	RequiredStatuses            []string          `json:"requiredStatuses"`
+	MergeMethod                 string            `json:"mergeMethod"`
+	DirectMergeMode             string            `json:"directMergeMode"`
+	OptimizationMode            string            `json:"optimizationMode"`
+	CreatePrsForTestingBranches bool              `json:"createPrsForTestingBranches"`
+	CommentsEnabled             bool              `json:"commentsEnabled"`
+	CommandsEnabled             bool              `json:"commandsEnabled"`
+	StatusCheckEnabled          bool              `json:"statusCheckEnabled"`
+	EnqueuedPullRequests        *[]EnqueuedPRView `json:"enqueuedPullRequests,omitempty"`
+}
+
+func (e enums) queue(q mergequeue.Queue) QueueView {
+	return QueueView{
+		State: e.of(string(q.State)), Branch: q.Branch, Mode: e.of(string(q.Mode)),
+		Concurrency: q.Concurrency, TestingTimeoutMinutes: q.TestingTimeoutMinutes,
+		CanOptimisticallyMerge: q.CanOptimisticallyMerge, PendingFailureDepth: q.PendingFailureDepth,
+		Batch: q.Batch, BatchingMaxWaitTimeMinutes: q.BatchingMaxWaitTimeMinutes, BatchingMinSize: q.BatchingMinSize,
+		BisectionConcurrency: q.BisectionConcurrency, RequiredStatuses: q.RequiredStatuses,
+		MergeMethod: e.of(string(q.MergeMethod)), DirectMergeMode: e.of(string(q.DirectMergeMode)),
+		OptimizationMode: e.of(string(q.OptimizationMode)), CreatePrsForTestingBranches: q.CreatePrsForTestingBranches,
+		CommentsEnabled: q.CommentsEnabled, CommandsEnabled: q.CommandsEnabled, StatusCheckEnabled: q.StatusCheckEnabled,
+	}
+}
+
+// EnqueuedPRView is an entry of getQueue.enqueuedPullRequests: the record
+// of contract 3.2 without readiness, isCurrentlySubmittedToQueue and
+// forceEnqueued.
+type EnqueuedPRView struct {
+	ID                      string  `json:"id"`
+	State                   string  `json:"state"`
+	StateChangedAt          string  `json:"stateChangedAt"`
+	PriorityValue           int     `json:"priorityValue"`
+	PriorityName            string  `json:"priorityName"`
+	UsedDefaultPriorityName string  `json:"usedDefaultPriorityName,omitempty"`
+	SkipTheLine             bool    `json:"skipTheLine"`
+	NoBatch                 bool    `json:"noBatch"`
+	VerifiedByTestRun       *string `json:"verifiedByTestRun"`
+	PRNumber                int     `json:"prNumber"`
+	PRTitle                 string  `json:"prTitle"`
+	PRSha                   string  `json:"prSha"`
+	PRBaseBranch            string  `json:"prBaseBranch"`
+	PRAuthor                string  `json:"prAuthor"`
+}
+
+// SubmittedPRView is the submitted pull request record of contract 3.2.
+type SubmittedPRView struct {
+	ID                          string        `json:"id"`
+	State                       string        `json:"state"`
+	StateChangedAt              string        `json:"stateChangedAt"`
+	PriorityValue               int           `json:"priorityValue"`
+	PriorityName                string        `json:"priorityName"`
+	UsedDefaultPriorityName     string        `json:"usedDefaultPriorityName,omitempty"`
+	SkipTheLine                 bool          `json:"skipTheLine"`
+	NoBatch                     bool          `json:"noBatch"`
+	ForceEnqueued               bool          `json:"forceEnqueued"`
+	IsCurrentlySubmittedToQueue bool          `json:"isCurrentlySubmittedToQueue"`
+	Readiness                   ReadinessView `json:"readiness"`
+	VerifiedByTestRun           *string       `json:"verifiedByTestRun"`
+	PRNumber                    int           `json:"prNumber"`
+	PRTitle                     string        `json:"prTitle"`
+	PRSha                       string        `json:"prSha"`
+	PRBaseBranch                string        `json:"prBaseBranch"`
+	PRAuthor                    string        `json:"prAuthor"`
+}
+
+// ReadinessView is the readiness object of contract 3.2.
+type ReadinessView struct {
+	HasImpactedTargets      bool   `json:"hasImpactedTargets"`
+	RequiresImpactedTargets bool   `json:"requiresImpactedTargets"`
+	DoesBaseBranchMatch     bool   `json:"doesBaseBranchMatch"`
+	GitHubMergeability      string `json:"gitHubMergeability"`
+}
+
+func (e enums) enqueued(en mergequeue.Entry) EnqueuedPRView {
+	v := EnqueuedPRView{
+		ID: en.ID, State: e.of(string(en.State)), StateChangedAt: ts(en.StateChangedAt),
+		PriorityValue: en.Priority, PriorityName: mergequeue.PriorityName(en.Priority),
+		SkipTheLine: en.Priority == mergequeue.PriorityUrgent, NoBatch: en.NoBatch,
+		PRNumber: en.PRNumber, PRTitle: en.PR.Title, PRSha: en.PR.HeadSHA, PRBaseBranch: en.PR.BaseBranch, PRAuthor: en.PR.Author,
+	}
+	if en.DefaultPriority {
+		v.UsedDefaultPriorityName = "medium"
+	}
+	if en.VerifiedByTestRun != "" {
+		run := en.VerifiedByTestRun
+		v.VerifiedByTestRun = &run
+	}
+	return v
+}
+
+func (e enums) submitted(en mergequeue.Entry, q mergequeue.Queue, hasTargets bool) SubmittedPRView {
+	b := e.enqueued(en)
+	r := mergequeue.ReadinessOf(en, q)
+	return SubmittedPRView{
+		ID: b.ID, State: b.State, StateChangedAt: b.StateChangedAt, PriorityValue: b.PriorityValue,
+		PriorityName: b.PriorityName, UsedDefaultPriorityName: b.UsedDefaultPriorityName,
+		SkipTheLine: b.SkipTheLine, NoBatch: b.NoBatch, ForceEnqueued: false,
+		IsCurrentlySubmittedToQueue: en.Active(),
+		Readiness: ReadinessView{
+			HasImpactedTargets: hasTargets, RequiresImpactedTargets: r.RequiresImpactedTargets,
+			DoesBaseBranchMatch: r.DoesBaseBranchMatch, GitHubMergeability: e.of(string(r.GitHubMergeability)),
+		},
+		VerifiedByTestRun: b.VerifiedByTestRun, PRNumber: b.PRNumber, PRTitle: b.PRTitle, PRSha: b.PRSha,
+		PRBaseBranch: b.PRBaseBranch, PRAuthor: b.PRAuthor,
+	}
+}
+
+// TestingDetailsView is the answer of getMergeQueueTestingDetails.
+type TestingDetailsView struct {
+	TestRunID                   string            `json:"testRunId"`
+	TestBranch                  string            `json:"testBranch"`
+	TestBranchSha               string            `json:"testBranchSha"`
+	CreatedAt                   string            `json:"createdAt"`
+	Status                      string            `json:"status"`
+	RequiredStatuses            []string          `json:"requiredStatuses"`
+	RequiredStatusesSource      string            `json:"requiredStatusesSource"`
+	CheckSuites                 []CheckSuiteView  `json:"checkSuites"`
+	StatusChecks                []StatusCheckView `json:"statusChecks"`
+	TestedPullRequests          []TestedPRView    `json:"testedPullRequests"`
+	DependentPrs                []TestedPRView    `json:"dependentPrs"`
+	ImpactedTargets             any               `json:"impactedTargets"`
+	ImpactedTargetsForTestedPrs []PRTargetsView   `json:"impactedTargetsForTestedPrs"`
+}
+
+// CheckSuiteView groups check runs.
+type CheckSuiteView struct {
+	CheckRuns []CheckRunView `json:"checkRuns"`
+}
+
+// CheckRunView is one check run on a test branch head.
+type CheckRunView struct {
+	Name       string  `json:"name"`
+	URL        string  `json:"url"`
+	Status     string  `json:"status"`
+	Conclusion *string `json:"conclusion"`
+}
+
+// StatusCheckView is one commit status on a test branch head.
+type StatusCheckView struct {
+	Context string `json:"context"`
+	URL     string `json:"url"`
+	State   string `json:"state"`
+}
+
+// TestedPRView names a PR in a test run.
+type TestedPRView struct {
+	PRNumber int    `json:"prNumber"`
+	PRURL    string `json:"prUrl"`
+	Title    string `json:"title"`
+}
+
+// PRTargetsView is the impacted targets of one tested PR: "ALL", a list,
+// or null when none were set.
+type PRTargetsView struct {
+	PRNumber        int `json:"prNumber"`
+	ImpactedTargets any `json:"impactedTargets"`
+}
+
+func prURL(r repository.Ref, n int) string {
+	return fmt.Sprintf("https://%s/%s/%s/pull/%d", r.Host, r.Owner, r.Name, n)
+}
+
+func (e enums) details(rec store.RunRecordMQ) TestingDetailsView {
+	r := rec.Run
+	v := TestingDetailsView{
+		TestRunID: r.ID, TestBranch: r.TestBranch, TestBranchSha: r.HeadSHA, CreatedAt: ts(r.CreatedAt),
+		Status: e.of(string(r.Status)), RequiredStatuses: r.RequiredStatuses,
+		RequiredStatusesSource: e.of(r.RequiredStatusesSource),
+		CheckSuites:            []CheckSuiteView{}, StatusChecks: []StatusCheckView{},
+		TestedPullRequests: []TestedPRView{}, DependentPrs: []TestedPRView{},
+		ImpactedTargetsForTestedPrs: []PRTargetsView{},
+	}
+	if v.RequiredStatuses == nil {
+		v.RequiredStatuses = []string{}
+	}
+	var runs []CheckRunView
+	for _, c := range rec.Checks {
+		if c.Kind == "check_run" {
+			cv := CheckRunView{Name: c.Name, URL: c.URL, Status: c.Status}
+			if c.Conclusion != "" {
+				concl := c.Conclusion
+				cv.Conclusion = &concl
+			}
+			runs = append(runs, cv)
+		} else {
+			v.StatusChecks = append(v.StatusChecks, StatusCheckView{Context: c.Name, URL: c.URL, State: c.State})
+		}
+	}
+	if len(runs) > 0 {
+		v.CheckSuites = append(v.CheckSuites, CheckSuiteView{CheckRuns: runs})
+	}
+	for _, p := range r.PRs {
+		t := TestedPRView{PRNumber: p.PRNumber, PRURL: prURL(rec.Key.Repo, p.PRNumber), Title: p.Title}
+		if p.UnderTest {
+			v.TestedPullRequests = append(v.TestedPullRequests, t)
+		} else {
+			v.DependentPrs = append(v.DependentPrs, t)
+		}
+	}
+	return v
+}

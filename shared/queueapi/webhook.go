@@ -1,0 +1,90 @@
+package queueapi
+
+import (
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/github"
+	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/store"
+)
+
+// statusContextPrefix starts the commit status the queue sets itself: its
+// own status events need no step.
+const statusContextPrefix = "Trunk Merge Queue ("
+
+// GitHubWebhook serves POST /github/webhook: the signature is checked
+// first (401, nothing read further), the delivery id is claimed once
+// (GitHub redelivers; a duplicate is acknowledged and ignored), and the
+// queues the event concerns are advanced. Advancing errors are logged, not
+// answered: GitHub would only redeliver, and the scheduler polls anyway.
+func (h *Handlers) GitHubWebhook() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			api.WriteError(w, r, errs.E(errs.Invalid, "request body could not be read"))
+			return
+		}
+		if !github.VerifySignature(h.WebhookSecret, body, r.Header.Get("X-Hub-Signature-256")) {
+			api.WriteError(w, r, errs.E(errs.Unauthorized, "X-Hub-Signature-256 does not match the body"))
+			return
+		}
+		ev, err := github.ParseEvent(r.Header.Get("X-GitHub-Event"), body)
+		if err != nil {
+			api.WriteError(w, r, err)
+			return
+		}
+		if id := r.Header.Get("X-GitHub-Delivery"); id != "" {
+			fresh, err := h.Store.ClaimGitHubDelivery(ctx, id, h.Now())
+			if err != nil {
+				api.WriteError(w, r, err)
+				return
+			}
+			if !fresh {
+				api.WriteJSON(w, r, http.StatusOK, empty{})
+				return
+			}
+		}
+		if !ev.Ignored {
+			qs, err := h.Store.QueuesOfRepo(ctx, ev.Repo.Owner, ev.Repo.Name)
+			if err != nil {
+				api.WriteError(w, r, err)
+				return
+			}
+			for _, q := range qs {
+				if !concerns(ev, q) {
+					continue
+				}
+				if err := h.Driver.Advance(ctx, q.Key); err != nil && h.Driver.Log != nil {
+					h.Driver.Log.WarnContext(ctx, "github webhook: advance failed; the scheduler retries", "queue", q.Key.String(), "error", err.Error())
+				}
+			}
+		}
+		api.WriteJSON(w, r, http.StatusOK, empty{})
+	})
+}
+
+// concerns reports whether event ev may move queue q: a pull request
+// submitted to it or based on its branch, a push to its branch, or a
+// status or check while it has work in flight.
+func concerns(ev github.Event, q store.QueueRecord) bool {
+	if !q.Active() {
+		return false
+	}
+	branch := q.Key.Branch
+	switch ev.Kind {
+	case github.EventPullRequest:
+		return ev.BaseRef == branch || ev.BaseChangedFrom == branch ||
+			slices.ContainsFunc(q.Snapshot.Entries, func(e mergequeue.Entry) bool { return e.PRNumber == ev.PR && e.Active() })
+	case github.EventPush:
+		return strings.TrimPrefix(ev.Ref, "refs/heads/") == branch
+	case github.EventStatus:
+		return !strings.HasPrefix(ev.Context, statusContextPrefix)
+	}
+	return true // check_run, check_suite
+}
