@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/internal/testkit"
-	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
+	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 )
@@ -42,7 +42,7 @@ func tableOf(t *testing.T, e map[string]string) *store.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := app.DynamoClient(context.Background(), cfg)
+	db, err := lambdafn.DynamoClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/mainguard/mainguard/shared/dynamolocal"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
+	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/store"
 )
 
@@ -54,7 +55,7 @@ func serve(e *env, args []string) error {
 	}
 	defer unlock()
 
-	log := app.NewLogger(os.Stdout, cfg.LogLevel)
+	log := lambdafn.NewLogger(os.Stdout, cfg.LogLevel)
 	if e.getenv("BUNDLE_DIR") == "" {
 		cfg.BundleDir = filepath.Join(*dataDir, "bundles")
 	}
@@ -83,7 +84,7 @@ func serve(e *env, args []string) error {
 	defer os.Remove(endpointPath)
 	log.Info("using DynamoDB", "endpoint", cfg.DynamoEndpoint, "table", cfg.TableName)
 
-	db, err := app.DynamoClient(e.ctx, cfg)
+	db, err := lambdafn.DynamoClient(cfg)
 	if err != nil {
 		return err
 	}

@@ -7,9 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/store"
 )
 
@@ -82,16 +85,26 @@ func (t *target) open(e *env) (*app.App, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := app.DynamoClient(e.ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
+	opt := app.Options{Log: slog.New(slog.DiscardHandler)}
 	if cfg.DynamoEndpoint != "" {
+		db, err := lambdafn.DynamoClient(cfg)
+		if err != nil {
+			return nil, err
+		}
 		if _, err := store.EnsureTable(e.ctx, db, cfg.TableName); err != nil {
 			return nil, t.failed(err)
 		}
+		opt.DB = db
+	} else {
+		// AWS, from a person's machine: the SDK's standard chain (profiles,
+		// SSO), which the functions do without.
+		awsCfg, err := awsconfig.LoadDefaultConfig(e.ctx, awsconfig.WithRegion(cfg.Region))
+		if err != nil {
+			return nil, fmt.Errorf("aws configuration: %w", err)
+		}
+		opt.DB, opt.AWS = dynamodb.NewFromConfig(awsCfg), &awsCfg
 	}
-	return app.New(e.ctx, cfg, app.Options{DB: db, Log: slog.New(slog.DiscardHandler)})
+	return app.New(e.ctx, cfg, opt)
 }
 
 // failed turns an error of the store into what the person can do about

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
+	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
@@ -33,7 +34,7 @@ func service(t *testing.T, e map[string]string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := app.DynamoClient(context.Background(), cfg)
+	db, err := lambdafn.DynamoClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 // Command cancel-pull-request is the Lambda function serving the cancel-pull-request endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/queueapi"
+)
 
-func main() { app.Main("cancel-pull-request") }
+func main() { lambdafn.Main("cancel-pull-request", queueapi.Group) }

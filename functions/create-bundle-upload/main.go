@@ -1,6 +1,9 @@
 // Command create-bundle-upload is the Lambda function serving the create-bundle-upload endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/uploadapi"
+)
 
-func main() { app.Main("create-bundle-upload") }
+func main() { lambdafn.Main("create-bundle-upload", uploadapi.Group) }

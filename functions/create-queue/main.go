@@ -1,6 +1,9 @@
 // Command create-queue is the Lambda function serving the create-queue endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/queueapi"
+)
 
-func main() { app.Main("create-queue") }
+func main() { lambdafn.Main("create-queue", queueapi.Group) }

@@ -1,6 +1,9 @@
 // Command delete-queue is the Lambda function serving the delete-queue endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/queueapi"
+)
 
-func main() { app.Main("delete-queue") }
+func main() { lambdafn.Main("delete-queue", queueapi.Group) }

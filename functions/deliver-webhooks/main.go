@@ -2,6 +2,17 @@
 // when an outbox event is written: it delivers that organization's webhooks.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"context"
 
-func main() { app.Main("deliver-webhooks") }
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/webhooks"
+)
+
+func main() {
+	lambdafn.EventMain(func(_ context.Context, b *lambdafn.Base) (func(context.Context, events.DynamoDBEvent) error, error) {
+		return webhooks.NewDeliverer(b.Store, b.Now, b.Log, webhooks.Guard{}).DeliverStream, nil
+	})
+}

@@ -1,6 +1,9 @@
 // Command get-merge-queue-metrics is the Lambda function serving the get-merge-queue-metrics endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/metricsapi"
+)
 
-func main() { app.Main("get-merge-queue-metrics") }
+func main() { lambdafn.Main("get-merge-queue-metrics", metricsapi.Group) }

@@ -1,6 +1,9 @@
 // Command get-merge-queue-testing-details is the Lambda function serving the get-merge-queue-testing-details endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/queueapi"
+)
 
-func main() { app.Main("get-merge-queue-testing-details") }
+func main() { lambdafn.Main("get-merge-queue-testing-details", queueapi.Group) }

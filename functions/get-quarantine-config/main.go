@@ -1,6 +1,9 @@
 // Command get-quarantine-config is the Lambda function serving the get-quarantine-config endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/uploadapi"
+)
 
-func main() { app.Main("get-quarantine-config") }
+func main() { lambdafn.Main("get-quarantine-config", uploadapi.Group) }

@@ -1,6 +1,9 @@
 // Command get-queue is the Lambda function serving the get-queue endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/queueapi"
+)
 
-func main() { app.Main("get-queue") }
+func main() { lambdafn.Main("get-queue", queueapi.Group) }

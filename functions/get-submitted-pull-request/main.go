@@ -1,6 +1,9 @@
 // Command get-submitted-pull-request is the Lambda function serving the get-submitted-pull-request endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/queueapi"
+)
 
-func main() { app.Main("get-submitted-pull-request") }
+func main() { lambdafn.Main("get-submitted-pull-request", queueapi.Group) }

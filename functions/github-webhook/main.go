@@ -1,6 +1,9 @@
 // Command github-webhook is the Lambda function serving the github-webhook endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/queueapi"
+)
 
-func main() { app.Main("github-webhook") }
+func main() { lambdafn.Main("github-webhook", queueapi.Group) }

@@ -1,6 +1,25 @@
 // Command ingest-bundle is the Lambda function that ingests upload bundles as they land in the bucket.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"context"
 
-func main() { app.Main("ingest-bundle") }
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/mainguard/mainguard/shared/blobs"
+	"github.com/mainguard/mainguard/shared/healthsvc"
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/testview"
+)
+
+func main() {
+	lambdafn.EventMain(func(ctx context.Context, b *lambdafn.Base) (func(context.Context, events.S3Event) error, error) {
+		awsCfg, err := lambdafn.AWSConfig(b.Config.Region, b.Config.S3Endpoint)
+		if err != nil {
+			return nil, err
+		}
+		bundles := blobs.NewS3(awsCfg, b.Config.BundleBucket, b.Config.S3Endpoint)
+		v := testview.Viewer{PublicAppURL: b.Config.PublicAppURL}
+		return healthsvc.New(b.Store, bundles, v, b.Now, b.NewID, b.Log).IngestS3, nil
+	})
+}

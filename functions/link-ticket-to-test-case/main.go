@@ -1,6 +1,9 @@
 // Command link-ticket-to-test-case is the Lambda function serving the link-ticket-to-test-case endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/testsapi"
+)
 
-func main() { app.Main("link-ticket-to-test-case") }
+func main() { lambdafn.Main("link-ticket-to-test-case", testsapi.Group) }

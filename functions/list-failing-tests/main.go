@@ -1,6 +1,9 @@
 // Command list-failing-tests is the Lambda function serving the list-failing-tests endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/testsapi"
+)
 
-func main() { app.Main("list-failing-tests") }
+func main() { lambdafn.Main("list-failing-tests", testsapi.Group) }

@@ -1,6 +1,9 @@
 // Command list-pull-requests is the Lambda function serving the list-pull-requests endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/queueapi"
+)
 
-func main() { app.Main("list-pull-requests") }
+func main() { lambdafn.Main("list-pull-requests", queueapi.Group) }

@@ -1,6 +1,9 @@
 // Command list-quarantined-tests is the Lambda function serving the list-quarantined-tests endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/testsapi"
+)
 
-func main() { app.Main("list-quarantined-tests") }
+func main() { lambdafn.Main("list-quarantined-tests", testsapi.Group) }

@@ -1,6 +1,9 @@
 // Command list-unhealthy-tests is the Lambda function serving the list-unhealthy-tests endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/testsapi"
+)
 
-func main() { app.Main("list-unhealthy-tests") }
+func main() { lambdafn.Main("list-unhealthy-tests", testsapi.Group) }

@@ -1,6 +1,9 @@
 // Command restart-tests-on-pull-request is the Lambda function serving the restart-tests-on-pull-request endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/queueapi"
+)
 
-func main() { app.Main("restart-tests-on-pull-request") }
+func main() { lambdafn.Main("restart-tests-on-pull-request", queueapi.Group) }

@@ -1,6 +1,9 @@
 // Command set-impacted-targets is the Lambda function serving the set-impacted-targets endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/queueapi"
+)
 
-func main() { app.Main("set-impacted-targets") }
+func main() { lambdafn.Main("set-impacted-targets", queueapi.Group) }

@@ -1,6 +1,8 @@
 // Command status is the Lambda function serving the status endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+)
 
-func main() { app.Main("status") }
+func main() { lambdafn.Main("status", lambdafn.Status) }

@@ -1,6 +1,9 @@
 // Command submit-pull-request is the Lambda function serving the submit-pull-request endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/queueapi"
+)
 
-func main() { app.Main("submit-pull-request") }
+func main() { lambdafn.Main("submit-pull-request", queueapi.Group) }

@@ -1,6 +1,9 @@
 // Command update-queue is the Lambda function serving the update-queue endpoint.
 package main
 
-import "github.com/mainguard/mainguard/shared/app"
+import (
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/queueapi"
+)
 
-func main() { app.Main("update-queue") }
+func main() { lambdafn.Main("update-queue", queueapi.Group) }

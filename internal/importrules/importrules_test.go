@@ -23,7 +23,7 @@ var domain = []string{"shared/errs", "shared/repository", "shared/testhealth", "
 var services = []string{"shared/store", "shared/healthsvc", "shared/mergequeue/driver", "shared/webhooks", "shared/blobs", "shared/testview", "shared/github"}
 
 // surface are the packages that speak HTTP to clients.
-var surface = []string{"shared/api", "shared/app", "shared/testsapi", "shared/uploadapi", "shared/queueapi", "shared/metricsapi"}
+var surface = []string{"shared/api", "shared/app", "shared/lambdafn", "shared/testsapi", "shared/uploadapi", "shared/queueapi", "shared/metricsapi"}
 
 // outside are the dependencies no domain package may have, however
 // indirectly: storage and transport.

@@ -1,5 +1,6 @@
-// Package app builds the service from its configuration: the DynamoDB
-// client, the store, the middleware and the route table that names every
-// endpoint and its function. Lambda mains, the local server and end-to-end
-// tests all build it here, so what is tested is what ships.
+// Package app is the whole service in one process, for the local server
+// and the end-to-end tests: one lambdafn.Base, and from it every endpoint
+// group and event handler, built by the same constructors each Lambda
+// function's main calls for its own (so what is tested is what ships),
+// served under /v1 through the Lambda adapter.
 package app

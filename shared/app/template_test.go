@@ -20,6 +20,7 @@ import (
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
+	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 )
@@ -337,7 +338,7 @@ func checkTemplate(tpl *cloudformation.Template, folders []string, endpoints []a
 		checkPolicies(id, folder, fn, add)
 		checkLogGroup(tpl, id, add)
 
-		if kind, ok := app.EventFunctions[folder]; ok {
+		if kind, ok := lambdafn.EventFunctions[folder]; ok {
 			var kinds []string
 			for _, name := range sortedKeys(fn.Events) {
 				kinds = append(kinds, fn.Events[name].Type)
@@ -387,7 +388,7 @@ func checkTemplate(tpl *cloudformation.Template, folders []string, endpoints []a
 		if _, ok := functions[logicalID(f)]; !ok {
 			add("functions/%s: no AWS::Serverless::Function %s in template.yaml", f, logicalID(f))
 		}
-		_, isEvent := app.EventFunctions[f]
+		_, isEvent := lambdafn.EventFunctions[f]
 		if _, ok := endpointOf[f]; !ok && !isEvent {
 			add("functions/%s: no endpoint named %q in the route table", f, f)
 		}

@@ -136,7 +136,7 @@ func TestS3UploadAndIngestEvent(t *testing.T) {
 		S3:        events.S3Entity{Bucket: events.S3Bucket{Name: "mg-bundles"}, Object: events.S3Object{Key: url.QueryEscape(c.Key)}},
 	}}}
 	for range 2 { // delivered twice: ingested once
-		if err := h.app.IngestS3(context.Background(), ev); err != nil {
+		if err := h.app.Health.IngestS3(context.Background(), ev); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -146,7 +146,7 @@ func TestS3UploadAndIngestEvent(t *testing.T) {
 	}
 	// An object that is no upload of ours is skipped, not retried forever.
 	stray := events.S3Event{Records: []events.S3EventRecord{{S3: events.S3Entity{Object: events.S3Object{Key: "bundles/acme/00000000-0000-4000-8000-000000000000.tar.zst"}}}}}
-	if err := h.app.IngestS3(context.Background(), stray); err != nil {
+	if err := h.app.Health.IngestS3(context.Background(), stray); err != nil {
 		t.Errorf("stray object: %v", err)
 	}
 }

@@ -133,3 +133,14 @@ func (b S3) PresignPut(ctx context.Context, key string, ttl time.Duration) (stri
 	}
 	return req.URL, nil
 }
+
+// NewS3 is the bucket's store through the SDK configuration awsCfg; a
+// non-empty endpoint is an S3-compatible server, addressed by path.
+func NewS3(awsCfg aws.Config, bucket, endpoint string) S3 {
+	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
+		if endpoint != "" {
+			o.BaseEndpoint, o.UsePathStyle = aws.String(endpoint), true
+		}
+	})
+	return S3{Client: client, Bucket: bucket}
+}

@@ -195,9 +195,7 @@ type recorder struct {
 	ownersOf map[string][]string // file → owners, per upload
 	meta     bundle.Meta
 
-	batch   []testhealth.TestRuns
-	index   map[string]int // test id → position in batch
-	actions int
+	batch   store.RunBatch
 	seq     int
 	tests   int // distinct tests per batch, summed (an upper bound across batches)
 
@@ -210,7 +208,7 @@ type recorder struct {
 func newRecorder(ctx context.Context, s *Service, up testhealth.UploadRuns, settings testhealth.Settings, owners *codeowners.File, meta bundle.Meta, workers int) *recorder {
 	r := &recorder{
 		ctx: ctx, s: s, up: up, settings: settings, owners: owners, ownersOf: map[string][]string{}, meta: meta,
-		index: map[string]int{}, work: make(chan []testhealth.TestRuns, workers),
+		work: make(chan []testhealth.TestRuns, workers),
 	}
 	for range workers {
 		r.wg.Add(1)
@@ -265,16 +263,7 @@ func (r *recorder) add(_ string, jr junit.Run) error {
 			run.Cluster, run.Summary = failures.Key("(no message)"), "(no message)"
 		}
 	}
-	i, ok := r.index[id]
-	need := 1
-	if !ok {
-		need = 3 // a run, the aggregate, the commit
-	}
-	if r.actions+need > store.MaxTransactActions || (ok && len(r.batch[i].Runs) >= maxRunsPerTest) {
-		r.flush()
-		i, ok, need = 0, false, 3
-	}
-	if !ok {
+	newTest := func() testhealth.TestRuns {
 		tr := testhealth.TestRuns{Test: testhealth.TestCase{
 			ID: id, Name: jr.Name, Variant: r.meta.Variant, FilePath: jr.File, Parent: jr.Parent, Classname: jr.Classname,
 		}}
@@ -291,26 +280,22 @@ func (r *recorder) add(_ string, jr junit.Run) error {
 			}
 			tr.Codeowners = owners
 		}
-		r.batch = append(r.batch, tr)
-		i = len(r.batch) - 1
-		r.index[id] = i
+		return tr
 	}
-	r.batch[i].Runs = append(r.batch[i].Runs, run)
-	r.actions += need
+	if !r.batch.Add(id, newTest, run) {
+		r.flush()
+		r.batch.Add(id, newTest, run)
+	}
 	return nil
 }
 
-// maxRunsPerTest keeps one test's share of a transaction, and its update
-// expression, small; further runs go to the next transaction.
-const maxRunsPerTest = 40
-
 func (r *recorder) flush() {
-	if len(r.batch) == 0 {
+	batch := r.batch.Take()
+	if len(batch) == 0 {
 		return
 	}
-	r.tests += len(r.batch)
-	r.work <- r.batch
-	r.batch, r.index, r.actions = nil, map[string]int{}, 0
+	r.tests += len(batch)
+	r.work <- batch
 }
 
 func (r *recorder) close() error {

@@ -26,6 +26,12 @@ type Service struct {
 	Workers int
 }
 
+// New is the service of a function or the local server: bundles are read
+// from bundles (nil where nothing is ingested), tests are rendered by v.
+func New(st *store.Store, bundles blobs.Store, v testview.Viewer, now func() time.Time, newID func() string, log *slog.Logger) *Service {
+	return &Service{Store: st, Blobs: bundles, Viewer: v, Now: now, NewID: newID, Log: log}
+}
+
 // decide is the whole health decision for one test: new flake evidence
 // from its commit, then the status, then when it became a quarantine
 // candidate, with the counters that left every window pruned. It returns

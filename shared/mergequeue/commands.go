@@ -401,3 +401,14 @@ func lineBusy(s Snapshot) bool {
 	}
 	return false
 }
+
+// Deletable refuses to delete a queue that holds a submitted pull request
+// (contract 3.4, deleteQueue).
+func Deletable(s Snapshot) error {
+	for _, e := range s.Entries {
+		if e.Active() {
+			return errs.E(errs.Invalid, "queue is not empty: pull request %d is submitted", e.PRNumber)
+		}
+	}
+	return nil
+}

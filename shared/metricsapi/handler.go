@@ -10,6 +10,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/queuemetrics"
 	"github.com/mainguard/mainguard/shared/repository"
@@ -38,9 +39,9 @@ type Handler struct {
 	Parallel int
 }
 
-// Endpoint is the route of the handler, for the route table.
-func (h *Handler) Endpoint() api.Endpoint {
-	return api.Endpoint{Name: "get-merge-queue-metrics", Method: http.MethodGet, Path: "/getMergeQueueMetrics", Handler: h}
+// Group is the metrics endpoint of a function or the local server.
+func Group(_ context.Context, b *lambdafn.Base) (lambdafn.Handlers, error) {
+	return lambdafn.Handlers{"get-merge-queue-metrics": &Handler{Store: b.Store, Now: b.Now}}, nil
 }
 
 // ServeHTTP answers the metrics of the caller's organization: query repo

@@ -11,7 +11,6 @@ import (
 	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/mergequeue/driver"
-	"github.com/mainguard/mainguard/shared/queueapi"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
@@ -20,7 +19,7 @@ import (
 // stillGitHub is a GitHub where nothing happens: every PR is an open
 // draft, the target head never moves. It stands in for GitHub so that the
 // benchmark measures the store side of a tick.
-type stillGitHub struct{ queueapi.Unconfigured }
+type stillGitHub struct{ driver.Unconfigured }
 
 func (stillGitHub) PullRequest(_ context.Context, _ github.Repo, n int) (github.PullRequest, error) {
 	return github.PullRequest{Number: n, HeadSHA: "feed", BaseRef: "main", Open: true, Draft: true, Mergeability: github.Mergeable}, nil

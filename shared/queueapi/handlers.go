@@ -12,6 +12,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/mergequeue/driver"
 	"github.com/mainguard/mainguard/shared/repository"
@@ -43,25 +44,22 @@ type Handlers struct {
 
 func (h *Handlers) enums() enums { return enums{lower: h.LowerEnums} }
 
-// Endpoints lists the merge-queue endpoints and the GitHub webhook, for
-// the route table.
-func (h *Handlers) Endpoints() []api.Endpoint {
-	post := func(name, path string, handler http.Handler) api.Endpoint {
-		return api.Endpoint{Name: name, Method: http.MethodPost, Path: path, Handler: handler}
-	}
-	return []api.Endpoint{
-		post("create-queue", "/createQueue", h.CreateQueue()),
-		post("get-queue", "/getQueue", h.GetQueue()),
-		post("update-queue", "/updateQueue", h.UpdateQueue()),
-		post("delete-queue", "/deleteQueue", h.DeleteQueue()),
-		post("submit-pull-request", "/submitPullRequest", h.SubmitPullRequest()),
-		post("cancel-pull-request", "/cancelPullRequest", h.CancelPullRequest()),
-		post("restart-tests-on-pull-request", "/restartTestsOnPullRequest", h.RestartTests()),
-		post("get-submitted-pull-request", "/getSubmittedPullRequest", h.GetSubmittedPullRequest()),
-		post("set-impacted-targets", "/setImpactedTargets", h.SetImpactedTargets()),
-		post("get-merge-queue-testing-details", "/getMergeQueueTestingDetails", h.GetTestingDetails()),
-		post("list-pull-requests", "/listPullRequests", h.ListPullRequests()),
-		{Name: "github-webhook", Method: http.MethodPost, Path: "/github/webhook", Public: true, Handler: h.GitHubWebhook()},
+// Endpoints are the merge-queue endpoints and GitHub's webhook, by
+// function name (their routes are lambdafn.Routes).
+func (h *Handlers) Endpoints() lambdafn.Handlers {
+	return lambdafn.Handlers{
+		"create-queue":                    h.CreateQueue(),
+		"get-queue":                       h.GetQueue(),
+		"update-queue":                    h.UpdateQueue(),
+		"delete-queue":                    h.DeleteQueue(),
+		"submit-pull-request":             h.SubmitPullRequest(),
+		"cancel-pull-request":             h.CancelPullRequest(),
+		"restart-tests-on-pull-request":   h.RestartTests(),
+		"get-submitted-pull-request":      h.GetSubmittedPullRequest(),
+		"set-impacted-targets":            h.SetImpactedTargets(),
+		"get-merge-queue-testing-details": h.GetTestingDetails(),
+		"list-pull-requests":              h.ListPullRequests(),
+		"github-webhook":                  h.GitHubWebhook(),
 	}
 }
 
@@ -235,25 +233,10 @@ func (h *Handlers) DeleteQueue() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		for try := 0; ; try++ {
-			rec, err := h.Store.GetQueue(r.Context(), k)
-			if err != nil {
-				return nil, err
-			}
-			for _, e := range rec.Snapshot.Entries {
-				if e.Active() {
-					return nil, errs.E(errs.Invalid, "queue is not empty: pull request %d is submitted", e.PRNumber)
-				}
-			}
-			err = h.Store.DeleteQueue(r.Context(), k, rec.Snapshot.Version)
-			if errs.Is(err, errs.Conflict) && try < 4 {
-				continue // changed meanwhile: look again
-			}
-			if err != nil {
-				return nil, err
-			}
-			return empty{}, nil
+		if err := h.Driver.Delete(r.Context(), k); err != nil {
+			return nil, err
 		}
+		return empty{}, nil
 	})
 }
 
@@ -381,14 +364,8 @@ func (h *Handlers) GetSubmittedPullRequest() http.Handler {
 	})
 }
 
-// entry is PR n of the queue: the snapshot's when it holds it (the
-// freshest), else the stored item.
+// entry is PR n of the queue, as fresh as the store has it.
 func (h *Handlers) entry(ctx context.Context, rec store.QueueRecord, n int) (mergequeue.Entry, error) {
-	for _, e := range rec.Snapshot.Entries {
-		if e.PRNumber == n {
-			return e, nil
-		}
-	}
 	stored, err := h.Store.QueueEntry(ctx, rec, n)
 	return stored.Entry, err
 }
@@ -398,17 +375,9 @@ func (h *Handlers) byBranch(ctx context.Context, rec store.QueueRecord, branch s
 	if err != nil {
 		return mergequeue.Entry{}, err
 	}
-	fresh := map[int]mergequeue.Entry{}
-	for _, e := range rec.Snapshot.Entries {
-		fresh[e.PRNumber] = e
-	}
 	var cands []mergequeue.Entry
 	for _, s := range stored {
-		e := s.Entry
-		if f, ok := fresh[e.PRNumber]; ok {
-			e = f
-		}
-		cands = append(cands, e)
+		cands = append(cands, s.Entry)
 	}
 	if len(cands) == 0 {
 		return mergequeue.Entry{}, errs.E(errs.NotFound, "no pull request of branch %s was ever submitted to this queue", api.Clip(branch))
@@ -619,17 +588,9 @@ func (h *Handlers) ListPullRequests() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		fresh := map[int]mergequeue.Entry{}
-		for _, e := range rec.Snapshot.Entries {
-			fresh[e.PRNumber] = e
-		}
 		out := ListPullRequestsResponse{PullRequests: []SubmittedPRView{}, NextCursor: page.Next}
 		for _, s := range page.Entries {
-			e := s.Entry
-			if f, ok := fresh[e.PRNumber]; ok {
-				e = f
-			}
-			out.PullRequests = append(out.PullRequests, h.enums().submitted(e, rec.Snapshot.Queue, false))
+			out.PullRequests = append(out.PullRequests, h.enums().submitted(s.Entry, rec.Snapshot.Queue, false))
 		}
 		return out, nil
 	})

@@ -216,6 +216,27 @@ func (s *Store) GetQueue(ctx context.Context, k QueueKey) (QueueRecord, error) {
 	return readQueue(item)
 }
 
+// snapshotEntry is PR n's entry in the queue's snapshot, if it holds it.
+func (r QueueRecord) snapshotEntry(n int) (mergequeue.Entry, bool) {
+	for _, e := range r.Snapshot.Entries {
+		if e.PRNumber == n {
+			return e, true
+		}
+	}
+	return mergequeue.Entry{}, false
+}
+
+// overlay puts the snapshot's entry of the same PR, when it holds one, in
+// place of a stored entry: the snapshot is the record, and entry items are
+// derived copies that may follow it in later writes (SaveQueue), so the
+// snapshot's is the freshest.
+func (r QueueRecord) overlay(e EntryRecord) EntryRecord {
+	if fresh, ok := r.snapshotEntry(e.Entry.PRNumber); ok {
+		e.Entry = fresh
+	}
+	return e
+}
+
 // EntryRecord is a stored queue entry: the engine's entry as last saved,
 // and the PR's head branch when it was observed.
 type EntryRecord struct {
@@ -421,9 +442,13 @@ func readEntry(item map[string]types.AttributeValue) (EntryRecord, error) {
 	return rec, nil
 }
 
-// QueueEntry reads the stored entry of PR n in queue r; errs.NotFound when
-// the PR was never submitted to it.
+// QueueEntry is PR n's entry in queue r: the snapshot's when it holds it
+// (no read), else the stored item; errs.NotFound when the PR was never
+// submitted to it. Every entry read overlays the snapshot (overlay).
 func (s *Store) QueueEntry(ctx context.Context, r QueueRecord, n int) (EntryRecord, error) {
+	if e, ok := r.snapshotEntry(n); ok {
+		return EntryRecord{Entry: e}, nil
+	}
 	item, err := s.getItem(ctx, key(entryPK(r.Key, r.ID), prSK(n)))
 	if err != nil {
 		return EntryRecord{}, err
@@ -444,7 +469,7 @@ func (s *Store) QueueEntriesByHead(ctx context.Context, r QueueRecord, ref strin
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(entryPK(r.Key, r.ID) + "#HEAD#" + ref)},
 	}, func(item map[string]types.AttributeValue) error {
 		e, err := readEntry(item)
-		out = append(out, e)
+		out = append(out, r.overlay(e))
 		return err
 	})
 	return out, err
@@ -503,7 +528,7 @@ func (s *Store) ListQueueEntries(ctx context.Context, r QueueRecord, cursor stri
 		if err != nil {
 			return EntryPage{}, err
 		}
-		page.Entries = append(page.Entries, e)
+		page.Entries = append(page.Entries, r.overlay(e))
 	}
 	if lek := out.LastEvaluatedKey; lek != nil {
 		if sk, ok := lek[AttrSK].(*types.AttributeValueMemberS); ok {

@@ -25,7 +25,52 @@ const (
 	CommitRetention = 16 * 24 * time.Hour
 	// MaxTransactActions is DynamoDB's limit of actions per transaction.
 	MaxTransactActions = 100
+	// maxRunsPerTest keeps one test's share of a transaction, and its
+	// update expression, small; further runs go to the next transaction.
+	maxRunsPerTest = 40
 )
+
+// RunBatch gathers the runs of one upload, test by test, into what one
+// RecordRuns transaction takes: a test costs one action per run, one for
+// its aggregate and one for its commit item.
+type RunBatch struct {
+	tests   []testhealth.TestRuns
+	index   map[string]int // test id → position in tests
+	actions int
+}
+
+// Add adds run to the test of id, starting it with newTest (its identity
+// and owners) when the batch does not hold it yet. It reports false, and
+// adds nothing, when the run does not fit: record the batch (Take), and
+// add it again.
+func (b *RunBatch) Add(id string, newTest func() testhealth.TestRuns, run testhealth.Run) bool {
+	i, ok := b.index[id]
+	need := 1
+	if !ok {
+		need = 3 // the run, the aggregate, the commit
+	}
+	if b.actions+need > MaxTransactActions || (ok && len(b.tests[i].Runs) >= maxRunsPerTest) {
+		return false
+	}
+	if !ok {
+		if b.index == nil {
+			b.index = map[string]int{}
+		}
+		b.tests = append(b.tests, newTest())
+		i = len(b.tests) - 1
+		b.index[id] = i
+	}
+	b.tests[i].Runs = append(b.tests[i].Runs, run)
+	b.actions += need
+	return true
+}
+
+// Take returns the batch's tests, for RecordRuns, and empties the batch.
+func (b *RunBatch) Take() []testhealth.TestRuns {
+	tests := b.tests
+	*b = RunBatch{}
+	return tests
+}
 
 // RecordRuns stores the runs of several tests of one upload in one
 // transaction: for each test, one item per run (created only if absent, so
@@ -34,8 +79,7 @@ const (
 // so concurrent uploads of the same tests lose nothing. Runs already
 // recorded (an earlier, interrupted ingest of the same upload) are left out
 // and the rest retried; so are transactions that collided with another
-// writer. The caller keeps each call within MaxTransactActions: a test
-// takes one action per run plus two.
+// writer. tests are what a RunBatch took, so they fit one transaction.
 func (s *Store) RecordRuns(ctx context.Context, up testhealth.UploadRuns, tests []testhealth.TestRuns) error {
 	done := map[string]bool{} // run item keys already stored
 	for try := 0; ; try++ {

@@ -328,3 +328,53 @@ func TestRunsCountInTheBucketClassificationReads(t *testing.T) {
 		t.Errorf("failed tests of the run's second: %v, %v", failed, err)
 	}
 }
+
+func TestValidSlug(t *testing.T) {
+	for slug, want := range map[string]bool{
+		"acme": true, "a": true, "0-team_x": true, strings.Repeat("a", 63): true,
+		"": false, strings.Repeat("a", 64): false, "-acme": false, "_acme": false, "Acme": false, "ac me": false, "acmé": false,
+	} {
+		if got := store.ValidSlug(slug); got != want {
+			t.Errorf("ValidSlug(%q) = %v, want %v", slug, got, want)
+		}
+	}
+}
+
+// TestRunBatchFitsOneTransaction fills a batch the way an ingest does and
+// checks it never holds more than one transaction takes: 3 actions for a
+// test's first run, 1 for each further one, at most 40 runs a test.
+func TestRunBatchFitsOneTransaction(t *testing.T) {
+	var b store.RunBatch
+	test := func(id string) func() testhealth.TestRuns {
+		return func() testhealth.TestRuns { return testhealth.TestRuns{Test: testhealth.TestCase{ID: id}} }
+	}
+	for i := range 33 { // 99 actions
+		if !b.Add(fmt.Sprint(i), test(fmt.Sprint(i)), testhealth.Run{Seq: i}) {
+			t.Fatalf("test %d did not fit", i)
+		}
+	}
+	if b.Add("new", test("new"), testhealth.Run{}) {
+		t.Error("a 34th test fitted in 100 actions")
+	}
+	if !b.Add("0", test("0"), testhealth.Run{Seq: 99}) {
+		t.Error("a second run of a held test did not fit the 100th action")
+	}
+	if b.Add("1", test("1"), testhealth.Run{}) {
+		t.Error("a 101st action fitted")
+	}
+	tests := b.Take()
+	if len(tests) != 33 || len(tests[0].Runs) != 2 {
+		t.Fatalf("took %d tests, the first with %d runs", len(tests), len(tests[0].Runs))
+	}
+	for i := range 40 {
+		if !b.Add("x", test("x"), testhealth.Run{Seq: i}) {
+			t.Fatalf("run %d of one test did not fit", i)
+		}
+	}
+	if b.Add("x", test("x"), testhealth.Run{Seq: 40}) {
+		t.Error("a 41st run of one test fitted")
+	}
+	if got := b.Take(); len(got) != 1 || len(got[0].Runs) != 40 || len(b.Take()) != 0 {
+		t.Errorf("took %d tests; the batch is not emptied", len(got))
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,7 +61,12 @@ func (e WebhookEndpoint) Secrets(now time.Time) []string {
 	return []string{e.Secret}
 }
 
-var endpointIDRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// validEndpointID: 1 to 64 letters, digits, '-' or '_'.
+func validEndpointID(id string) bool {
+	return len(id) >= 1 && len(id) <= 64 && onlyBytes(id, func(c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
+	})
+}
 
 func endpointKey(org, id string) map[string]types.AttributeValue {
 	return key(orgPK(org), "WEBHOOK#"+id)
@@ -74,7 +78,7 @@ func endpointKey(org, id string) map[string]types.AttributeValue {
 // an empty URL or a secret without the whsec_ prefix.
 func (s *Store) AddWebhookEndpoint(ctx context.Context, org string, ep WebhookEndpoint) (WebhookEndpoint, error) {
 	switch {
-	case !endpointIDRE.MatchString(ep.ID):
+	case !validEndpointID(ep.ID):
 		return WebhookEndpoint{}, errs.E(errs.Invalid, "endpoint id must be 1 to 64 letters, digits, '-' or '_'")
 	case ep.URL == "":
 		return WebhookEndpoint{}, errs.E(errs.Invalid, "endpoint url must not be empty")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
@@ -23,6 +24,27 @@ type Handlers struct {
 	NewID  func() string // ids of outbox events
 	// Secret is the deployment's secret for signing page tokens.
 	Secret func(ctx context.Context) ([]byte, error)
+}
+
+// New builds the handlers from a function's base.
+func New(b *lambdafn.Base) *Handlers {
+	return &Handlers{
+		Store: b.Store, Now: b.Now, NewID: b.NewID,
+		Viewer: testview.Viewer{PublicAppURL: b.Config.PublicAppURL},
+		Secret: b.Secret("page-token"),
+	}
+}
+
+// Group is the test endpoint group of a function or the local server.
+func Group(_ context.Context, b *lambdafn.Base) (lambdafn.Handlers, error) {
+	h := New(b)
+	return lambdafn.Handlers{
+		"get-test-details":         h.GetTestDetails(),
+		"link-ticket-to-test-case": h.LinkTicket(),
+		"list-quarantined-tests":   h.ListQuarantined(),
+		"list-unhealthy-tests":     h.ListUnhealthy(),
+		"list-failing-tests":       h.ListFailing(),
+	}, nil
 }
 
 type getTestDetailsRequest struct {

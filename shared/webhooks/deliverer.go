@@ -20,6 +20,7 @@ type Store interface {
 	RecordDeliveryAttempt(ctx context.Context, org string, a store.DeliveryAttempt, state store.DeliveryState, next time.Time) error
 	RescheduleEvent(ctx context.Context, org, id string, cycle int, due time.Time) error
 	FinishEvent(ctx context.Context, org, id string, cycle int) error
+	ListOrgs(ctx context.Context) ([]string, error)
 }
 
 var _ Store = (*store.Store)(nil)

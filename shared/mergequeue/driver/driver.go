@@ -35,6 +35,7 @@ var _ GitHub = (*github.Client)(nil)
 type Store interface {
 	GetQueue(ctx context.Context, k store.QueueKey) (store.QueueRecord, error)
 	SaveQueue(ctx context.Context, r store.QueueRecord, prev int64, ch store.QueueChanges) error
+	DeleteQueue(ctx context.Context, k store.QueueKey, version int64) error
 	ActiveQueues(ctx context.Context, cursor string, limit int32) ([]store.QueueRecord, string, error)
 	SchedulerCursor(ctx context.Context) (string, error)
 	SetSchedulerCursor(ctx context.Context, cursor string) error
@@ -108,29 +109,55 @@ const maxCommandTries = 8
 // the queue. Errors advancing are logged, not returned: the command is
 // done, and the scheduler will advance the queue again.
 func (d *Driver) Apply(ctx context.Context, k store.QueueKey, cmd Command) (store.QueueRecord, error) {
+	var (
+		next store.QueueRecord
+		out  mergequeue.Output
+	)
+	err := d.retry(ctx, k, func(rec store.QueueRecord) error {
+		s2, o, err := cmd(rec)
+		if err != nil {
+			return err
+		}
+		var trans []store.TransitionRecord
+		out = o
+		next, trans = rec.Advance(s2, o.Transitions)
+		return d.save(ctx, next, rec.Snapshot.Version, o, facts{}, trans)
+	})
+	if err != nil {
+		return store.QueueRecord{}, err
+	}
+	_ = d.perform(ctx, k, out.Effects)
+	if err := d.advance(ctx, next); err != nil {
+		d.log().WarnContext(ctx, "merge queue: advance after a command failed", "queue", k.String(), "error", err.Error())
+	}
+	return next, nil
+}
+
+// Delete deletes queue k once the engine allows it (mergequeue.Deletable),
+// retrying on a concurrent change.
+func (d *Driver) Delete(ctx context.Context, k store.QueueKey) error {
+	return d.retry(ctx, k, func(rec store.QueueRecord) error {
+		if err := mergequeue.Deletable(rec.Snapshot); err != nil {
+			return err
+		}
+		return d.Store.DeleteQueue(ctx, k, rec.Snapshot.Version)
+	})
+}
+
+// retry is the one optimistic-lock loop of queue commands: it reads queue
+// k and runs write on it, again on the queue as it then is when write met
+// a concurrent change (errs.Conflict), at most maxCommandTries times more.
+func (d *Driver) retry(ctx context.Context, k store.QueueKey, write func(rec store.QueueRecord) error) error {
 	for try := 0; ; try++ {
 		rec, err := d.Store.GetQueue(ctx, k)
 		if err != nil {
-			return store.QueueRecord{}, err
+			return err
 		}
-		s2, out, err := cmd(rec)
-		if err != nil {
-			return store.QueueRecord{}, err
-		}
-		prev := rec.Snapshot.Version
-		next, trans := rec.Advance(s2, out.Transitions)
-		err = d.save(ctx, next, prev, out, facts{}, trans)
+		err = write(rec)
 		if errs.Is(err, errs.Conflict) && try < maxCommandTries {
 			continue
 		}
-		if err != nil {
-			return store.QueueRecord{}, err
-		}
-		_ = d.perform(ctx, k, out.Effects)
-		if err := d.advance(ctx, next); err != nil {
-			d.log().WarnContext(ctx, "merge queue: advance after a command failed", "queue", k.String(), "error", err.Error())
-		}
-		return next, nil
+		return err
 	}
 }
 

@@ -1,11 +1,12 @@
-package app
+package webhooks
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -19,20 +20,20 @@ const orgWorkers = 4
 // DeliverAll drains the webhook outbox of every organization (the
 // scheduled function and the local server's ticker). Delivery state lives
 // in the store, so this is safe beside the stream function and other copies.
-func (a *App) DeliverAll(ctx context.Context) error {
-	orgs, err := a.Store.ListOrgs(ctx)
+func (d *Deliverer) DeliverAll(ctx context.Context) error {
+	orgs, err := d.Store.ListOrgs(ctx)
 	if err != nil {
-		a.Log.ErrorContext(ctx, "webhooks: organizations not listed", "error", err.Error())
+		d.log().ErrorContext(ctx, "webhooks: organizations not listed", "error", err.Error())
 		return err
 	}
-	return a.Deliver(ctx, orgs...)
+	return d.Deliver(ctx, orgs...)
 }
 
 // Deliver drains the webhook outboxes of orgs: every due attempt is sent
 // and recorded, and what failed is rescheduled (contract 4). One
 // organization's store failure does not stop the others; the errors are
 // returned joined and logged, and a later pass retries.
-func (a *App) Deliver(ctx context.Context, orgs ...string) error {
+func (d *Deliverer) Deliver(ctx context.Context, orgs ...string) error {
 	var (
 		mu   sync.Mutex
 		errl []error
@@ -42,13 +43,13 @@ func (a *App) Deliver(ctx context.Context, orgs ...string) error {
 	for range min(orgWorkers, len(orgs)) {
 		wg.Go(func() {
 			for org := range work {
-				rep, err := a.Webhooks.Run(ctx, org)
+				rep, err := d.Run(ctx, org)
 				if rep.Attempts > 0 || rep.Finished > 0 {
-					a.Log.InfoContext(ctx, "webhooks delivered", "org", org, "events", rep.Events, "attempts", rep.Attempts,
+					d.log().InfoContext(ctx, "webhooks delivered", "org", org, "events", rep.Events, "attempts", rep.Attempts,
 						"delivered", rep.Delivered, "gave_up", rep.GaveUp, "finished", rep.Finished)
 				}
 				if err != nil {
-					a.Log.ErrorContext(ctx, "webhooks: delivery pass failed", "org", org, "error", err.Error())
+					d.log().ErrorContext(ctx, "webhooks: delivery pass failed", "org", org, "error", err.Error())
 					mu.Lock()
 					errl = append(errl, fmt.Errorf("webhooks of %s: %w", org, err))
 					mu.Unlock()
@@ -73,8 +74,8 @@ func (a *App) Deliver(ctx context.Context, orgs ...string) error {
 // hold back the shard behind it, while the scheduled function drains every
 // outbox within a minute anyway: a failure here only delays delivery, and
 // it is logged by Deliver.
-func (a *App) DeliverStream(ctx context.Context, ev events.DynamoDBEvent) error {
-	_ = a.Deliver(ctx, StreamOrgs(ev)...)
+func (d *Deliverer) DeliverStream(ctx context.Context, ev events.DynamoDBEvent) error {
+	_ = d.Deliver(ctx, StreamOrgs(ev)...)
 	return nil
 }
 
@@ -99,20 +100,19 @@ func StreamOrgs(ev events.DynamoDBEvent) []string {
 	return orgs
 }
 
-// eventOrg reads the organization from an outbox event's keys, which the
-// store writes as PK=ORG#{org}#EVENT#{id}, SK=EVENT (store/webhook.go).
+// eventOrg reads the organization of an outbox event's stream keys.
 func eventOrg(keys map[string]events.DynamoDBAttributeValue) (string, bool) {
 	pk, sk := keys[store.AttrPK], keys[store.AttrSK]
-	if pk.DataType() != events.DataTypeString || sk.DataType() != events.DataTypeString || sk.String() != "EVENT" {
+	if pk.DataType() != events.DataTypeString || sk.DataType() != events.DataTypeString {
 		return "", false
 	}
-	rest, ok := strings.CutPrefix(pk.String(), "ORG#")
-	if !ok {
-		return "", false
-	}
-	i := strings.LastIndex(rest, "#EVENT#")
-	if i <= 0 {
-		return "", false
-	}
-	return rest[:i], true
+	return store.EventOrg(pk.String(), sk.String())
+}
+
+// NewDeliverer is the deliverer of a function or the local server: st's
+// outboxes on the clock now, logged to log, sent through a client that
+// dials through guard. The sender keeps the real clock: receivers check
+// webhook-timestamp against theirs.
+func NewDeliverer(st Store, now func() time.Time, log *slog.Logger, guard Guard) *Deliverer {
+	return &Deliverer{Store: st, Now: now, Log: log, Sender: &Sender{Client: NewClient(guard)}}
 }

@@ -1,0 +1,186 @@
+// Package lambdafn is what every function of the service shares and
+// nothing more: configuration from the environment, the logger, the
+// DynamoDB store, the middleware, the deployment's secrets, the route
+// table, and Main, which starts a function on aws-lambda-go. Each
+// functions/<name>/main.go hands Main the one endpoint group (or event
+// handler) it serves, built from a Base, so a function links and builds
+// only what its endpoint uses. The local server (package app) builds every
+// group from one Base the same way.
+//
+// It imports no endpoint package and no SDK beyond DynamoDB's: whatever it
+// imported would be linked into, and initialised by, every function.
+package lambdafn
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/config"
+	"github.com/mainguard/mainguard/shared/store"
+)
+
+// Base is what every function builds first, once per copy.
+type Base struct {
+	Config config.Config
+	Log    *slog.Logger
+	Now    func() time.Time
+	NewID  func() string // outbox event ids
+	Store  *store.Store
+	// Server is the middleware every request passes.
+	Server *api.Server
+
+	secrets secretCache
+}
+
+// Options override what NewBase would otherwise build; zero values mean
+// the real thing.
+type Options struct {
+	DB    store.DB // default: a client for the configured endpoint or AWS
+	Log   *slog.Logger
+	Now   func() time.Time
+	NewID func() string
+}
+
+// NewBase builds the Base of cfg.
+func NewBase(ctx context.Context, cfg config.Config, opt Options) (*Base, error) {
+	b := &Base{Config: cfg, Log: opt.Log, Now: opt.Now, NewID: opt.NewID}
+	if b.Now == nil {
+		b.Now = time.Now
+	}
+	if b.NewID == nil {
+		b.NewID = NewEventID
+	}
+	if b.Log == nil {
+		b.Log = NewLogger(os.Stdout, cfg.LogLevel)
+	}
+	db := opt.DB
+	if db == nil {
+		c, err := DynamoClient(cfg)
+		if err != nil {
+			return nil, err
+		}
+		db = c
+	}
+	b.Store = store.New(db, cfg.TableName, b.Now)
+	b.Server = &api.Server{
+		Auth: &api.CachedAuth{Store: b.Store, TTL: cfg.AuthCacheTTL, Now: b.Now},
+		Log:  b.Log,
+		Now:  b.Now,
+	}
+	if cfg.RateLimit > 0 {
+		b.Server.Limiter = &api.RateLimiter{Rate: cfg.RateLimit, Burst: cfg.RateBurst, Now: b.Now}
+	}
+	return b, nil
+}
+
+// secretCache keeps the deployment's secrets once read: they never change.
+type secretCache struct {
+	mu     sync.Mutex
+	values map[string][]byte
+}
+
+// Secret returns a reader of the named deployment secret, cached per copy.
+func (b *Base) Secret(name string) func(ctx context.Context) ([]byte, error) {
+	return func(ctx context.Context) ([]byte, error) {
+		b.secrets.mu.Lock()
+		defer b.secrets.mu.Unlock()
+		if v, ok := b.secrets.values[name]; ok {
+			return v, nil
+		}
+		v, err := b.Store.Secret(ctx, name, func() []byte {
+			s := make([]byte, 32)
+			_, _ = rand.Read(s)
+			return s
+		})
+		if err != nil {
+			return nil, err
+		}
+		if b.secrets.values == nil {
+			b.secrets.values = map[string][]byte{}
+		}
+		b.secrets.values[name] = v
+		return v, nil
+	}
+}
+
+// DynamoClient builds the DynamoDB client: DynamoDB Local when
+// cfg.DynamoEndpoint is set (any credentials do), else AWS with the
+// function's credentials (AWSConfig).
+func DynamoClient(cfg config.Config) (*dynamodb.Client, error) {
+	awsCfg, err := AWSConfig(cfg.Region, cfg.DynamoEndpoint)
+	if err != nil {
+		return nil, err
+	}
+	return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		if cfg.DynamoEndpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.DynamoEndpoint)
+		}
+	}), nil
+}
+
+// AWSConfig is the SDK configuration for one service: any credentials for
+// a local stand-in at endpoint (DynamoDB Local, an S3-compatible server),
+// which ignores them; inside Lambda, the function's credentials and region
+// as Lambda hands them over in the environment.
+//
+// Functions do not load the SDK's standard chain (package
+// aws-sdk-go-v2/config: shared files, SSO, STS, every provider and
+// setting): inside Lambda it would find these same environment credentials,
+// but linking and loading it made up a third of a function's init. A
+// configuration holding just the region and the credentials is what the
+// service clients need; they fill in their own defaults (retries, HTTP
+// client, endpoints). The SDK's environment settings (AWS_MAX_ATTEMPTS,
+// AWS_ENDPOINT_URL_*) are therefore not read; the template sets none.
+// Programs outside Lambda that talk to AWS (the administration program's
+// --aws) load the standard chain themselves and pass the client in.
+func AWSConfig(region, endpoint string) (aws.Config, error) {
+	if endpoint != "" {
+		return aws.Config{Region: region, Credentials: credentials.NewStaticCredentialsProvider("local", "local", "")}, nil
+	}
+	if c, ok := lambdaConfig(os.Getenv, region); ok {
+		return c, nil
+	}
+	return aws.Config{}, errors.New("aws configuration: no AWS_REGION and credentials in the environment, as Lambda sets them, and no local endpoint")
+}
+
+// lambdaConfig is the configuration inside a Lambda function: region and
+// credentials from the environment Lambda sets; false elsewhere, or when
+// any of them is missing.
+func lambdaConfig(getenv func(string) string, region string) (aws.Config, bool) {
+	if region == "" {
+		region = getenv("AWS_REGION")
+	}
+	id, secret := getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
+	if getenv("AWS_LAMBDA_FUNCTION_NAME") == "" || region == "" || id == "" || secret == "" {
+		return aws.Config{}, false
+	}
+	return aws.Config{
+		Region:      region,
+		Credentials: credentials.NewStaticCredentialsProvider(id, secret, getenv("AWS_SESSION_TOKEN")),
+	}, true
+}
+
+// NewLogger is the JSON logger every process uses.
+func NewLogger(w *os.File, level string) *slog.Logger {
+	var l slog.Level
+	_ = l.UnmarshalText([]byte(level))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// NewEventID returns a fresh outbox event id ("msg_" and 32 hex digits).
+func NewEventID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "msg_" + hex.EncodeToString(b[:])
+}

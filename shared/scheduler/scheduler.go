@@ -1,0 +1,55 @@
+// Package scheduler is the scheduled function's work, which the local
+// server's ticker does too: test health's time-based reclassification, a
+// step of every merge queue, and webhook delivery for every organization.
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"github.com/mainguard/mainguard/shared/healthsvc"
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/testview"
+	"github.com/mainguard/mainguard/shared/webhooks"
+)
+
+// Scheduler is what one tick runs.
+type Scheduler struct {
+	Health   *healthsvc.Service
+	Queues   *driver.Driver
+	Webhooks *webhooks.Deliverer
+	Log      *slog.Logger
+}
+
+// Tick is one run: reclassification, then the merge queues, then
+// delivery, so that the events of this tick's steps go out in it, and
+// events written by a change whose process died before delivering them go
+// out at the next tick at the latest.
+func (s *Scheduler) Tick(ctx context.Context) error {
+	n, err := s.Health.Sweep(ctx)
+	if err != nil {
+		s.Log.ErrorContext(ctx, "tick failed", "reclassified", n, "error", err.Error())
+	}
+	if _, qerr := s.Queues.Tick(ctx); qerr != nil {
+		s.Log.ErrorContext(ctx, "tick: merge queues failed", "error", qerr.Error())
+		err = errors.Join(err, qerr)
+	}
+	return errors.Join(err, s.Webhooks.DeliverAll(ctx))
+}
+
+// Function is the scheduler function's handler, built from its base.
+func Function(_ context.Context, b *lambdafn.Base) (func(context.Context) error, error) {
+	d, err := driver.New(driver.Setup{Config: b.Config, Store: b.Store, Now: b.Now, Log: b.Log})
+	if err != nil {
+		return nil, err
+	}
+	s := &Scheduler{
+		Health:   healthsvc.New(b.Store, nil, testview.Viewer{PublicAppURL: b.Config.PublicAppURL}, b.Now, b.NewID, b.Log),
+		Queues:   d,
+		Webhooks: webhooks.NewDeliverer(b.Store, b.Now, b.Log, webhooks.Guard{}),
+		Log:      b.Log,
+	}
+	return s.Tick, nil
+}
