@@ -22,6 +22,7 @@ import (
 // TestEveryCommandHasHelp: --help (and -h, and `help COMMAND`) prints the
 // command's usage with each of its flags, and exits 0, for every command.
 func TestEveryCommandHasHelp(t *testing.T) {
+	t.Parallel()
 	for _, c := range commands {
 		t.Run(c.name, func(t *testing.T) {
 			args := append(strings.Fields(c.name), "--help")
@@ -60,6 +61,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 
 // TestHelpListsFlags: the flags a command takes are in its help.
 func TestHelpListsFlags(t *testing.T) {
+	t.Parallel()
 	for cmd, flags := range map[string][]string{
 		"upload":      {"-token", "-org", "-repo", "-sha", "-branch", "-pr", "-variant", "-codeowners", "-url"},
 		"repo set":    {"-org", "-jira-base-url", "-quarantine", "-branches", "-streak", "-aws", "-data-dir"},
@@ -79,6 +81,7 @@ func TestHelpListsFlags(t *testing.T) {
 // TestCommandLineMistakes: each mistake is exit 2 with a sentence that
 // names it, before anything is opened.
 func TestCommandLineMistakes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		args []string
 		want string
@@ -111,6 +114,7 @@ func TestCommandLineMistakes(t *testing.T) {
 // TestNoSilentOrganization: --org is never assumed; MAINGUARD_ORG is the
 // one explicit default.
 func TestNoSilentOrganization(t *testing.T) {
+	t.Parallel()
 	e := localEnv(t, nil)
 	if _, errOut, code := mg(t, e, "token", "list"); code != 2 || !strings.Contains(errOut, "needs --org") {
 		t.Errorf("token list without --org: %d %q", code, errOut)
@@ -125,6 +129,7 @@ func TestNoSilentOrganization(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{{"--version"}, {"version"}} {
 		out, _, code := mg(t, nil, args...)
 		if code != 0 || !strings.HasPrefix(out, "mainguard ") || !strings.Contains(out, "go1.") {
@@ -138,6 +143,7 @@ func TestVersion(t *testing.T) {
 // folder they are given, and say so; with no server, they refuse to guess
 // and say what to do; they go to AWS only when asked.
 func TestAdminFindsTheLocalServer(t *testing.T) {
+	t.Parallel()
 	_, table := storetest.NewTable(t)
 	dir := t.TempDir()
 	e := map[string]string{"TABLE_NAME": table}
@@ -199,6 +205,7 @@ func TestAdminFindsTheLocalServer(t *testing.T) {
 // refused with the first one's process, before it writes anything; an
 // address in use is refused before anything starts.
 func TestSecondServeRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	unlock, err := lockDataDir(dir)
 	if err != nil {
@@ -234,6 +241,7 @@ func TestSecondServeRefused(t *testing.T) {
 // TestWebhookListen receives a delivery signed as the service signs them,
 // and refuses one signed with another secret.
 func TestWebhookListen(t *testing.T) {
+	t.Parallel()
 	secret := webhooks.NewSecret()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

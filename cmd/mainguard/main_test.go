@@ -59,6 +59,7 @@ func mg(t *testing.T, e map[string]string, args ...string) (string, string, int)
 var tokenRE = regexp.MustCompile(`mg_[0-9A-Za-z]{43}`)
 
 func TestAdministration(t *testing.T) {
+	t.Parallel()
 	e := localEnv(t, nil)
 	out, _, code := mg(t, e, "org", "create", "--slug", "acme", "--name", "Acme Inc")
 	secret := tokenRE.FindString(out)
@@ -156,6 +157,7 @@ func post(t *testing.T, url, token, body string) (int, string) {
 const readmeBody = `{"repo":{"host":"github.com","owner":"acme","name":"web"},"org_url_slug":"local","test_id":"06cb6db5-f807-5198-b072-af67a0636f8a"}`
 
 func TestServeWithBootstrapToken(t *testing.T) {
+	t.Parallel()
 	e := localEnv(t, map[string]string{"MAINGUARD_BOOTSTRAP_TOKEN": "mg_ci_token"})
 	base, out := startServe(t, e)
 	if tokenRE.MatchString(out.String()) {
@@ -182,6 +184,7 @@ func TestServeWithBootstrapToken(t *testing.T) {
 // endpoint given, so serve starts DynamoDB Local, creates the table and the
 // organization, and prints a token that works.
 func TestServeStartsItsOwnDynamoDB(t *testing.T) {
+	t.Parallel()
 	base, out := startServe(t, map[string]string{}, "--in-memory")
 	token := tokenRE.FindString(out.String())
 	if token == "" {

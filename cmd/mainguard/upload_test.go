@@ -77,6 +77,7 @@ func junitXML(cases ...string) string {
 // `mainguard upload` through the three upload calls of the real protocol,
 // then reads the tests back as a client would.
 func TestUploadEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := localEnv(t, nil)
 	out, _, code := mg(t, e, "org", "create", "--slug", "acme")
 	token := tokenRE.FindString(out)

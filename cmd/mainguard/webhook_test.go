@@ -99,6 +99,7 @@ func enqueueFor(t *testing.T, e map[string]string, org, id string) {
 }
 
 func TestWebhookCommandLine(t *testing.T) {
+	t.Parallel()
 	e := localEnv(t, nil)
 	if _, _, code := mg(t, e, "org", "create", "--slug", "acme"); code != 0 {
 		t.Fatal("org create failed")
@@ -144,6 +145,7 @@ func TestWebhookCommandLine(t *testing.T) {
 }
 
 func TestWebhookLifecycle(t *testing.T) {
+	t.Parallel()
 	e := localEnv(t, nil)
 	if _, _, code := mg(t, e, "org", "create", "--slug", "acme"); code != 0 {
 		t.Fatal("org create failed")
@@ -249,6 +251,7 @@ func TestWebhookLifecycle(t *testing.T) {
 // that nothing else sends: its ticker runs the scheduled function, which
 // drains every organization's outbox.
 func TestServeTickerDeliversWebhooks(t *testing.T) {
+	t.Parallel()
 	e := localEnv(t, map[string]string{"MAINGUARD_BOOTSTRAP_TOKEN": "mg_ci_token"})
 	startServe(t, e, "--tick", "50ms")
 	rc := newHook(t)

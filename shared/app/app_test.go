@@ -36,6 +36,7 @@ func details(tb testing.TB, h *harness) testview.TestCase {
 }
 
 func TestLinkTicketShowsOnTheTestAndQueuesTheEvent(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	link := func(key string) {
 		t.Helper()
@@ -81,6 +82,7 @@ func TestLinkTicketShowsOnTheTestAndQueuesTheEvent(t *testing.T) {
 }
 
 func TestRevokedTokenStopsWithinTheCacheTTL(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	secret, _, err := h.app.Store.CreateToken(ctx, "acme")
@@ -104,6 +106,7 @@ func TestRevokedTokenStopsWithinTheCacheTTL(t *testing.T) {
 }
 
 func TestRateLimitAnswers429WithRetryAfter(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.RateLimit, c.RateBurst = 1, 2 })
 	ev := func() map[string]any { return map[string]any{"repo": web, "org_url_slug": "acme", "test_id": testID} }
 	codes := []int{}
@@ -130,6 +133,7 @@ func TestRateLimitAnswers429WithRetryAfter(t *testing.T) {
 }
 
 func TestStatusIsImpactedWithoutTheTable(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	cfg := h.app.Config
 	cfg.TableName = "no_such_table"
@@ -149,6 +153,7 @@ func TestStatusIsImpactedWithoutTheTable(t *testing.T) {
 // TestLogLineCountsDynamoDBCalls checks the one JSON line per request: a
 // warm get-test-details costs exactly one DynamoDB call.
 func TestLogLineCountsDynamoDBCalls(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	body := map[string]any{"repo": web, "org_url_slug": "acme", "test_id": testID}
 	h.call(t, "get-test-details", event("/flaky-tests/get-test-details", body)) // token read and cached
@@ -175,6 +180,7 @@ func TestLogLineCountsDynamoDBCalls(t *testing.T) {
 // local server, declared and chunked, and checks the 413 comes without the
 // server reading more than the limit and one byte of the body.
 func TestLocalServerRefusesLargeBodiesUnread(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	var served atomic.Int64 // bytes the service read from request bodies
 	mux := h.app.Mux()
@@ -247,6 +253,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 // TestLocalServerServesEveryEndpoint checks the one listener routes /v1
 // paths to their functions and answers unknown ones with a plain 404.
 func TestLocalServerServesEveryEndpoint(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	srv := httptest.NewServer(h.app.Mux())
 	defer srv.Close()

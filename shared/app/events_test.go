@@ -356,6 +356,7 @@ var eventScenarios = []eventScenario{
 // every delivery with the official Svix library and compares each payload
 // with its golden file (-update rewrites them).
 func TestEventPayloadsGolden(t *testing.T) {
+	t.Parallel()
 	covered := map[string]bool{}
 	for _, sc := range eventScenarios {
 		t.Run(sc.name, func(t *testing.T) {
@@ -476,6 +477,7 @@ func compareGoldenEvent(t *testing.T, d delivery) {
 // function's tick delivers the event, retries a failed attempt when its
 // backoff has passed (same webhook-id), and then leaves it alone.
 func TestTickDeliversWhatTheStreamMissed(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	// The first attempt fails; the receiver takes only ticket links, so

@@ -23,6 +23,7 @@ import (
 // function runs lambdafn.EventMain. A main that named the wrong group would
 // otherwise fail only at init in AWS.
 func TestEveryFunctionServesItsRoute(t *testing.T) {
+	t.Parallel()
 	groups := map[string]lambdafn.Group{
 		"lambdafn.Status": lambdafn.Status, "testsapi.Group": testsapi.Group, "uploadapi.Group": uploadapi.Group,
 		"queueapi.Group": queueapi.Group, "metricsapi.Group": metricsapi.Group,

@@ -47,6 +47,7 @@ func toGolden(tb testing.TB, resp events.APIGatewayV2HTTPResponse) golden {
 // TestGolden calls each function with every request of testdata/<function>/
 // and compares the response with the .response.json beside it.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	reqs, _ := filepath.Glob("testdata/*/*.request.json")
 	if len(reqs) == 0 {
 		t.Fatal("no golden requests found")

@@ -32,6 +32,7 @@ type unhealthyPage struct {
 // TestListPagination walks 25 broken tests in pages of 10 forwards, back
 // and to the last page, and checks that tokens are bound to their query.
 func TestListPagination(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	ctx := context.Background()
 	repo := repository.Ref{Host: "github.com", Owner: "acme", Name: "api"}

@@ -71,6 +71,7 @@ func visit(s *openapi3.Schema, v any) error {
 // request that succeeded must satisfy the operation's request schema; a
 // request with another method must be one the document does not have.
 func TestGoldenFilesMatchOpenAPI(t *testing.T) {
+	t.Parallel()
 	doc := loadOpenAPI(t)
 	reqs, _ := filepath.Glob("testdata/*/*.request.json")
 	if len(reqs) == 0 {
@@ -152,6 +153,7 @@ func TestGoldenFilesMatchOpenAPI(t *testing.T) {
 // TestOpenAPICoversEveryRoute: each route of the route table is an
 // operation of the document, and the document has no other.
 func TestOpenAPICoversEveryRoute(t *testing.T) {
+	t.Parallel()
 	doc := loadOpenAPI(t)
 	h := newHarness(t, nil)
 	documented := map[string]bool{}
@@ -183,6 +185,7 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 // TestOpenAPIServed: GET /v1/openapi.yaml answers the document, without a
 // token.
 func TestOpenAPIServed(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, nil)
 	ev := event("/openapi.yaml", nil)
 	ev.RequestContext.HTTP.Method, ev.Body = http.MethodGet, ""
@@ -206,6 +209,7 @@ func sortedMethods(item *openapi3.PathItem) []string {
 // in docs/api.md, so the prose description cannot drift from the wire
 // either.
 func TestAPIDocListsErrorSentences(t *testing.T) {
+	t.Parallel()
 	md, err := os.ReadFile("../../docs/api.md")
 	if err != nil {
 		t.Fatal(err)

@@ -56,6 +56,7 @@ const (
 )
 
 func TestTemplate(t *testing.T) {
+	t.Parallel()
 	tpl := parseTemplate(t)
 	folders := functionFolders(t)
 	endpoints := routeTable(t)
@@ -71,6 +72,7 @@ func TestTemplate(t *testing.T) {
 // inputs and expects checkTemplate to name it, so TestTemplate passing means
 // the template, functions/, the route table and lambda.mk really agree.
 func TestTemplateChecker(t *testing.T) {
+	t.Parallel()
 	endpoints := routeTable(t)
 	folders := functionFolders(t)
 	mk := lambdaMk(t)

@@ -71,6 +71,7 @@ func put(t *testing.T, u string, body []byte) (int, string) {
 // wrong or expired signature is 403 and stores nothing, a good one stores
 // the bundle and ingests it at once.
 func TestLocalUploadAddress(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var srv *httptest.Server
 	h := newHarness(t, func(c *config.Config) { c.BundleDir = dir; c.PublicAPIURL = "http://placeholder/v1" })
@@ -115,6 +116,7 @@ func TestLocalUploadAddress(t *testing.T) {
 // server: createBundleUpload answers a pre-signed S3 address, the bundle
 // is PUT there, and the object-created event runs the ingest function.
 func TestS3UploadAndIngestEvent(t *testing.T) {
+	t.Parallel()
 	backend := s3mem.New()
 	if err := backend.CreateBucket("mg-bundles"); err != nil {
 		t.Fatal(err)

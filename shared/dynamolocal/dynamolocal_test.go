@@ -16,6 +16,7 @@ import (
 // TestDataSurvivesARestart is what `mainguard serve` relies on: with a data
 // directory, a table created before a stop is there after the next start.
 func TestDataSurvivesARestart(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -45,6 +46,7 @@ func TestDataSurvivesARestart(t *testing.T) {
 }
 
 func TestMissingInstallIsExplained(t *testing.T) {
+	t.Parallel()
 	_, err := dynamolocal.Start(context.Background(), dynamolocal.Options{Root: t.TempDir()})
 	if err == nil || !strings.Contains(err.Error(), "npm ci") {
 		t.Errorf("got %v, want a hint to run npm ci", err)

@@ -43,6 +43,7 @@ func appFixture(t *testing.T, pub *rsa.PublicKey) (*githubsim.Server, *clock, st
 }
 
 func TestAppAuthExchangesAndCachesInstallationTokens(t *testing.T) {
+	t.Parallel()
 	key := newKey(t)
 	sim, clk, base := appFixture(t, &key.PublicKey)
 	c, err := github.New(github.Config{BaseURL: sim.URL(), App: &github.AppCredentials{AppID: 42, PrivateKey: key}, Now: clk.Now})
@@ -81,6 +82,7 @@ func TestAppAuthExchangesAndCachesInstallationTokens(t *testing.T) {
 }
 
 func TestAppAuthWithWrongKeyIsRefused(t *testing.T) {
+	t.Parallel()
 	key := newKey(t)
 	sim, clk, _ := appFixture(t, &key.PublicKey)
 	c, err := github.New(github.Config{BaseURL: sim.URL(), App: &github.AppCredentials{AppID: 42, PrivateKey: newKey(t)}, Now: clk.Now})
@@ -100,6 +102,7 @@ func TestAppAuthWithWrongKeyIsRefused(t *testing.T) {
 }
 
 func TestParsePrivateKey(t *testing.T) {
+	t.Parallel()
 	key := newKey(t)
 	pkcs8, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {

@@ -18,6 +18,7 @@ const (
 )
 
 func TestBuildTestBranchMergesHeadsInOrder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	n1, sha1 := f.openPR(t, "feature-a", "a.txt", "a\n")
 	n2, sha2 := f.openPR(t, "feature-b", "b.txt", "b\n")
@@ -57,6 +58,7 @@ func TestBuildTestBranchMergesHeadsInOrder(t *testing.T) {
 }
 
 func TestBuildTestBranchConflictNamesThePR(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	n1, sha1 := f.openPR(t, "feature-a", "same.txt", "one\n")
 	n2, sha2 := f.openPR(t, "feature-b", "same.txt", "two\n")
@@ -85,6 +87,7 @@ func TestBuildTestBranchConflictNamesThePR(t *testing.T) {
 }
 
 func TestBuildTestBranchHeadAlreadyInBase(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	n1, sha1 := f.openPR(t, "feature-a", "a.txt", "a\n")
 	// The head is already contained in the base: /merges answers 204.
@@ -101,6 +104,7 @@ func TestBuildTestBranchHeadAlreadyInBase(t *testing.T) {
 // driver then calls BuildTestBranch again with the same names, and must get
 // one correct test branch and no leftovers.
 func TestBuildTestBranchRetriedAfterLostResponse(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		fault githubsim.Fault
@@ -147,6 +151,7 @@ func TestBuildTestBranchRetriedAfterLostResponse(t *testing.T) {
 }
 
 func TestDeleteBranchIsIdempotent(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	if _, err := f.sim.CreateBranch(fullName, "gone", "main"); err != nil {

@@ -37,6 +37,7 @@ func twoCommitPR(t *testing.T, f *fixture) (int, string) {
 }
 
 func TestMergeMethodsLeaveTheirHistory(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		method      github.MergeMethod
 		subjects    []string
@@ -91,6 +92,7 @@ func TestMergeMethodsLeaveTheirHistory(t *testing.T) {
 // The first merge call does its work but its answer is lost; the retry must
 // report the same merge, not fail on "not mergeable", and not merge twice.
 func TestMergeRetriedAfterLostResponse(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	n, head := twoCommitPR(t, f)
 	f.sim.InjectFault(githubsim.Fault{Method: "PUT", PathPrefix: "/repos/acme/app/pulls/1/merge", Kind: githubsim.FaultLoseResponse})
@@ -113,6 +115,7 @@ func TestMergeRetriedAfterLostResponse(t *testing.T) {
 }
 
 func TestMergeRefusals(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, f *fixture, n int) // after the PR is open
@@ -172,6 +175,7 @@ func TestMergeRefusals(t *testing.T) {
 }
 
 func TestMergeRejectsUnknownMethod(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	_, err := f.c.Merge(context.Background(), repo, 1, f.base, "FAST_FORWARD")
 	if !errs.Is(err, errs.Invalid) {
@@ -182,6 +186,7 @@ func TestMergeRejectsUnknownMethod(t *testing.T) {
 // GitHub answers 405 "Base branch was modified" when the base moves during a
 // merge; that one is worth retrying, unlike the other 405s.
 func TestMergeBaseModifiedIsRetryable(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if r.Method == http.MethodPut {

@@ -12,6 +12,7 @@ import (
 )
 
 func TestPullRequestMergeability(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name  string
 		setup func(t *testing.T, f *fixture, n int)
@@ -74,6 +75,7 @@ func TestPullRequestMergeability(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	_, err := f.c.PullRequest(ctx, repo, 99)
@@ -93,6 +95,7 @@ func TestNotFound(t *testing.T) {
 }
 
 func TestRequiredStatuses(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	got, err := f.c.RequiredStatuses(ctx, repo, "main")
@@ -112,6 +115,7 @@ func TestRequiredStatuses(t *testing.T) {
 }
 
 func TestChecksListsStatusesAndRunsAcrossPages(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	sha := f.base
 	// More than one page (100) of each, so pagination is exercised.
@@ -150,6 +154,7 @@ func TestChecksListsStatusesAndRunsAcrossPages(t *testing.T) {
 }
 
 func TestEvaluate(t *testing.T) {
+	t.Parallel()
 	status := func(name, state string) github.Check {
 		return github.Check{Kind: github.KindStatus, Name: name, State: state}
 	}
@@ -198,6 +203,7 @@ func TestEvaluate(t *testing.T) {
 }
 
 func TestSetStatus(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	const name = "Trunk Merge Queue (main)"

@@ -12,6 +12,7 @@ import (
 )
 
 func TestRetryableClassifiesEachFault(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		kind      githubsim.FaultKind
@@ -61,6 +62,7 @@ func TestRetryableClassifiesEachFault(t *testing.T) {
 }
 
 func TestRetryableNonRetryable(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
 	// Branch protection's 404 is "none", so use refs for a 404 and a 422.
@@ -93,6 +95,7 @@ func TestRetryableNonRetryable(t *testing.T) {
 }
 
 func TestRetryableConnectionRefused(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	url := f.sim.URL()
 	f.sim.Close()

@@ -24,6 +24,7 @@ func sign(secret, body string) string {
 }
 
 func TestVerifySignature(t *testing.T) {
+	t.Parallel()
 	const secret, body = "s3cret", `{"action":"closed"}`
 	good := sign(secret, body)
 	cases := []struct {
@@ -81,6 +82,7 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 // The sim's own deliveries, parsed: every event kind the queue reacts to,
 // signed, with the fields the queue reads.
 func TestSimWebhooksParse(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	rcv := &receiver{ids: map[string]bool{}}
 	hs := httptest.NewServer(rcv)
@@ -155,6 +157,7 @@ func must(t *testing.T, err error) {
 }
 
 func TestParseEventEdges(t *testing.T) {
+	t.Parallel()
 	ev, err := github.ParseEvent("ping", []byte(`{"zen":"x"}`))
 	if err != nil || !ev.Ignored || ev.Kind != "ping" {
 		t.Errorf("ping: %+v, %v; want ignored", ev, err)

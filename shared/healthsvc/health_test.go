@@ -164,6 +164,7 @@ func (e *env) test(name string) testhealth.TestCase {
 }
 
 func TestIngestCountsRunsOnceAndClassifies(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	// Main is green, then a PR run retries "login" (fail, then pass on the
@@ -235,6 +236,7 @@ func TestIngestCountsRunsOnceAndClassifies(t *testing.T) {
 }
 
 func TestIngestIsIdempotentPerUpload(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	up := e.upload(commit{sha: "a1", branch: "main", files: [][]byte{report("src/app_test.go", "login", "login!")}})
@@ -255,6 +257,7 @@ func TestIngestIsIdempotentPerUpload(t *testing.T) {
 }
 
 func TestCrashedIngestResumesWithoutDoubleCounting(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	// Record half the runs of an upload by hand, as an ingest that crashed
@@ -301,6 +304,7 @@ func sum(m map[string]int) int {
 }
 
 func TestConcurrentIngestsLoseNoRun(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	const uploads = 8
@@ -352,6 +356,7 @@ func TestConcurrentIngestsLoseNoRun(t *testing.T) {
 }
 
 func TestBadBundlesAreRecordedAsFailedAndChangeNothing(t *testing.T) {
+	t.Parallel()
 	fixture := func(name string) []byte {
 		b, err := os.ReadFile(filepath.Join(testkit.JUnitDir(), name))
 		if err != nil {
@@ -419,6 +424,7 @@ func TestBadBundlesAreRecordedAsFailedAndChangeNothing(t *testing.T) {
 // its own upload: the good ones are ingested with the counts the parser
 // gives, the two bad ones are refused with a reason.
 func TestEveryFixtureIngests(t *testing.T) {
+	t.Parallel()
 	dir := testkit.JUnitDir()
 	entries, err := os.ReadDir(dir)
 	if err != nil {

@@ -195,9 +195,9 @@ type recorder struct {
 	ownersOf map[string][]string // file → owners, per upload
 	meta     bundle.Meta
 
-	batch   store.RunBatch
-	seq     int
-	tests   int // distinct tests per batch, summed (an upper bound across batches)
+	batch store.RunBatch
+	seq   int
+	tests int // distinct tests per batch, summed (an upper bound across batches)
 
 	work chan []testhealth.TestRuns
 	wg   sync.WaitGroup

@@ -116,6 +116,7 @@ func fromSnapshots(t *testing.T, e *env, now time.Time, queues ...store.QueueRec
 }
 
 func TestMetricsOfAnOrganization(t *testing.T) {
+	t.Parallel()
 	e := busy(t)
 	resp := e.metrics("acme", "")
 	if resp.StatusCode != http.StatusOK || resp.Headers["content-type"] != "text/plain; version=0.0.4; charset=utf-8" {
@@ -211,6 +212,7 @@ func TestMetricsOfAnOrganization(t *testing.T) {
 }
 
 func TestMetricsRequests(t *testing.T) {
+	t.Parallel()
 	e := busy(t)
 	acmeWebMain := fromSnapshots(t, e, e.clock(), e.queueRecord("acme", web, "main"), e.queueRecord("acme", web, "release"))
 	otherAll := fromSnapshots(t, e, e.clock(), e.queueRecord("other", otherWeb, "main"))
@@ -249,6 +251,7 @@ func TestMetricsRequests(t *testing.T) {
 // repositories, one Query per repository (its queues with their
 // snapshots) and one per queue (its hour of transitions).
 func TestDynamoDBCallsPerRequest(t *testing.T) {
+	t.Parallel()
 	e := busy(t)
 	h := &metricsapi.Handler{Store: e.app.Store, Now: e.clock}
 	repo := &repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}

@@ -17,6 +17,7 @@ import (
 // the last hour (what the Query reads) and checks Window against
 // queuemetrics.Summarize over every transition.
 func TestWindowFromTheLastHourOnly(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 7, 23, 12, 0, 0, 0, time.UTC)
 	type step struct {
 		entry    string

@@ -94,6 +94,7 @@ func (f *flakyDB) TransactWriteItems(ctx context.Context, in *dynamodb.TransactW
 // fault and generous timeouts, in which the queue must finish within a
 // bound set by the work left, not by the clock.
 func TestConcurrentDriversWithFaults(t *testing.T) {
+	t.Parallel()
 	const (
 		chaosRounds = 25
 		// calmRounds bounds the rounds a fault-free queue of six PRs needs

@@ -16,6 +16,7 @@ import (
 // Bad input answers the contract's status with a sentence naming the
 // field or rule, and changes nothing.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.ok("createQueue", q(nil), nil)
 	n := e.openPR("busy")
@@ -93,6 +94,7 @@ func sign(body []byte, secret string) string {
 // A webhook with a bad signature is refused with 401 and changes nothing;
 // a good one is processed once per delivery id.
 func TestWebhookSignatureAndDedup(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.ok("createQueue", q(nil), nil)
 	n := e.openPR("w1")

@@ -22,6 +22,7 @@ func allDone(e *env, prs ...int) func() bool {
 // required status: it alone fails, 4 and 5 are retested without it, and
 // the rest merge in order on GitHub.
 func TestFivePRsThirdFails(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.ok("createQueue", q(map[string]any{"concurrency": 5}), nil)
 	var prs []int

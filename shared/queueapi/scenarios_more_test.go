@@ -13,6 +13,7 @@ func (e *env) testing(n int) func() bool {
 }
 
 func TestCancelMidTest(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.ok("createQueue", q(map[string]any{"concurrency": 2}), nil)
 	a, b := e.openPR("a"), e.openPR("b")
@@ -41,6 +42,7 @@ func TestCancelMidTest(t *testing.T) {
 }
 
 func TestPushWhileTestingCancels(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.ok("createQueue", q(nil), nil)
 	a := e.openPR("a")
@@ -59,6 +61,7 @@ func TestPushWhileTestingCancels(t *testing.T) {
 }
 
 func TestUrgentJumpsAhead(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.ok("createQueue", q(nil), nil) // one testing slot
 	a, b := e.openPR("a"), e.openPR("b")
@@ -79,6 +82,7 @@ func TestUrgentJumpsAhead(t *testing.T) {
 }
 
 func TestTimeoutFails(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.ok("createQueue", q(nil), nil)
 	e.ok("updateQueue", q(map[string]any{"testingTimeoutMinutes": 30}), nil)
@@ -100,6 +104,7 @@ func TestTimeoutFails(t *testing.T) {
 }
 
 func TestPausedAndDraining(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nil)
 	e.ok("createQueue", q(nil), nil)
 	var qv struct {
@@ -145,6 +150,7 @@ func TestPausedAndDraining(t *testing.T) {
 
 // ENUM_CASE=lower spells merge-queue enums in lowercase.
 func TestLowerEnums(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(v map[string]string) { v["ENUM_CASE"] = "lower" })
 	e.ok("createQueue", q(nil), nil)
 	var qv struct {

@@ -29,6 +29,7 @@ func queueRec(name string, active bool) store.QueueRecord {
 }
 
 func TestQueueSaveIsConditional(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.New(t, nil)
 	r := queueRec("web", false)
@@ -75,6 +76,7 @@ func TestQueueSaveIsConditional(t *testing.T) {
 
 // Only active queues are in the scheduler's index, visited a page at a time.
 func TestActiveQueuesPaging(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.New(t, nil)
 	var want []string
@@ -113,6 +115,7 @@ func TestActiveQueuesPaging(t *testing.T) {
 
 // Targets larger than an item are chunked and read back whole.
 func TestImpactedTargetsChunked(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.New(t, time.Now)
 	r := queueRec("web", true)
@@ -145,6 +148,7 @@ func TestImpactedTargetsChunked(t *testing.T) {
 }
 
 func TestGitHubDeliveryClaimedOnce(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := storetest.New(t, nil)
 	for i, want := range []bool{true, false} {

@@ -32,6 +32,7 @@ func mustOrg(t *testing.T, s *store.Store, slug string) {
 }
 
 func TestOrgCreateIsConditional(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t, fixed)
 	ctx := context.Background()
 	mustOrg(t, s, "acme")
@@ -56,6 +57,7 @@ func TestOrgCreateIsConditional(t *testing.T) {
 }
 
 func TestTokenLifecycle(t *testing.T) {
+	t.Parallel()
 	now := t0
 	s := storetest.New(t, func() time.Time { return now })
 	ctx := context.Background()
@@ -107,6 +109,7 @@ func TestTokenLifecycle(t *testing.T) {
 }
 
 func TestAddTokenIsIdempotentPerOrg(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t, fixed)
 	ctx := context.Background()
 	mustOrg(t, s, "local")
@@ -125,6 +128,7 @@ func TestAddTokenIsIdempotentPerOrg(t *testing.T) {
 }
 
 func TestRepoKeysAndSettings(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t, fixed)
 	ctx := context.Background()
 	mustOrg(t, s, "acme")
@@ -180,6 +184,7 @@ func sampleTest(org string, repo repository.Ref) testhealth.TestCase {
 }
 
 func TestTestCaseReadIsOneGetItemAndTenantScoped(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t, fixed)
 	ctx := context.Background()
 	repo := repository.Ref{Host: "github.com", Owner: "Acme", Name: "web"}
@@ -207,6 +212,7 @@ func TestTestCaseReadIsOneGetItemAndTenantScoped(t *testing.T) {
 }
 
 func TestLinkTicketWritesEventInSameTransaction(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t, fixed)
 	ctx := context.Background()
 	repo := repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
@@ -250,6 +256,7 @@ func TestLinkTicketWritesEventInSameTransaction(t *testing.T) {
 // that left every window and more clusters than are kept, prunes it as a
 // health decision does, and reads back exactly the pruned test.
 func TestUpdateHealthRemovesWhatPruneDropped(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t, fixed)
 	ctx := context.Background()
 	repo := repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
@@ -294,6 +301,7 @@ func TestUpdateHealthRemovesWhatPruneDropped(t *testing.T) {
 // run at one instant and reads them back through the figures that
 // classification uses: the hour written at ingest is the hour read.
 func TestRunsCountInTheBucketClassificationReads(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t, fixed)
 	ctx := context.Background()
 	repo := repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
@@ -330,6 +338,7 @@ func TestRunsCountInTheBucketClassificationReads(t *testing.T) {
 }
 
 func TestValidSlug(t *testing.T) {
+	t.Parallel()
 	for slug, want := range map[string]bool{
 		"acme": true, "a": true, "0-team_x": true, strings.Repeat("a", 63): true,
 		"": false, strings.Repeat("a", 64): false, "-acme": false, "_acme": false, "Acme": false, "ac me": false, "acmé": false,
@@ -344,6 +353,7 @@ func TestValidSlug(t *testing.T) {
 // checks it never holds more than one transaction takes: 3 actions for a
 // test's first run, 1 for each further one, at most 40 runs a test.
 func TestRunBatchFitsOneTransaction(t *testing.T) {
+	t.Parallel()
 	var b store.RunBatch
 	test := func(id string) func() testhealth.TestRuns {
 		return func() testhealth.TestRuns { return testhealth.TestRuns{Test: testhealth.TestCase{ID: id}} }

@@ -20,6 +20,7 @@ import (
 const secretA = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 
 func TestWebhookEndpointLifecycle(t *testing.T) {
+	t.Parallel()
 	now := t0
 	s := storetest.New(t, func() time.Time { return now })
 	ctx := context.Background()
@@ -132,6 +133,7 @@ func dueIDs(t *testing.T, s *store.Store, org string, at time.Time) []string {
 }
 
 func TestOutboxScheduling(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t, fixed)
 	ctx := context.Background()
 	mustOrg(t, s, "acme")
@@ -205,6 +207,7 @@ func TestOutboxScheduling(t *testing.T) {
 }
 
 func TestDeliveryClaimsAndLog(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t, fixed)
 	ctx := context.Background()
 	mustOrg(t, s, "acme")
@@ -311,6 +314,7 @@ func strPtr(s string) *string { return &s }
 // TestDeliveryClaimIsExclusive races deliverers for the same attempt: one
 // wins, the others get Conflict, so nobody double-sends.
 func TestDeliveryClaimIsExclusive(t *testing.T) {
+	t.Parallel()
 	s := storetest.New(t, fixed)
 	mustOrg(t, s, "acme")
 	enqueue(t, s, "acme", "evt_1", t0)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestStreamOrgs(t *testing.T) {
+	t.Parallel()
 	rec := func(name, pk, sk string) map[string]any {
 		return map[string]any{"eventName": name, "dynamodb": map[string]any{"Keys": map[string]any{
 			"PK": map[string]string{"S": pk}, "SK": map[string]string{"S": sk},

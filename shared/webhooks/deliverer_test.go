@@ -109,6 +109,7 @@ func attemptsOf(t *testing.T, s *store.Store, eventID string) []string {
 }
 
 func TestRetryAfterServerErrorKeepsID(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	rc, _ := f.endpoint(t, sequence(500, 200))
 	ev := f.event(t, "evt_1", "pull_request.merged")
@@ -137,6 +138,7 @@ func TestRetryAfterServerErrorKeepsID(t *testing.T) {
 }
 
 func TestGoneIsRetried(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	rc, ep := f.endpoint(t, always(410))
 	ev := f.event(t, "evt_1", "pull_request.failed")
@@ -157,6 +159,7 @@ func TestGoneIsRetried(t *testing.T) {
 }
 
 func TestGivesUpAfterTheSchedule(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	rc, _ := f.endpoint(t, always(503))
 	ev := f.event(t, "evt_1", "pull_request.merged")
@@ -192,6 +195,7 @@ func TestGivesUpAfterTheSchedule(t *testing.T) {
 }
 
 func TestTimeoutIsAFailedAttempt(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	rc, _ := f.endpoint(t, sequence(0, 204))
 	ev := f.event(t, "evt_1", "pull_request.merged")
@@ -212,6 +216,7 @@ func TestTimeoutIsAFailedAttempt(t *testing.T) {
 }
 
 func TestFilterAndSecretsPerEndpoint(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	all, _ := f.endpoint(t, always(200))
 	merged, _ := f.endpoint(t, always(200), "pull_request.merged")
@@ -228,6 +233,7 @@ func TestFilterAndSecretsPerEndpoint(t *testing.T) {
 // TestCrashOnlyDelays: a deliverer that dies at any point leaves state the
 // next one (a fresh value: nothing in memory carries over) picks up.
 func TestCrashOnlyDelays(t *testing.T) {
+	t.Parallel()
 	t.Run("between event write and delivery", func(t *testing.T) {
 		f := newFixture(t)
 		rc, _ := f.endpoint(t, always(200))
@@ -278,6 +284,7 @@ func (failingRecords) RecordDeliveryAttempt(context.Context, string, store.Deliv
 }
 
 func TestConcurrentDeliverersSendOnce(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	rc, _ := f.endpoint(t, always(200))
 	const events = 20
@@ -324,6 +331,7 @@ func TestConcurrentDeliverersSendOnce(t *testing.T) {
 }
 
 func TestReplaySendsAgainWithSameID(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	rc, _ := f.endpoint(t, always(200))
 	ev := f.event(t, "evt_1", "pull_request.merged")
@@ -340,6 +348,7 @@ func TestReplaySendsAgainWithSameID(t *testing.T) {
 }
 
 func TestRemovedEndpointStopsRetries(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	rc, ep := f.endpoint(t, always(500))
 	f.event(t, "evt_1", "pull_request.merged")
@@ -357,6 +366,7 @@ func TestRemovedEndpointStopsRetries(t *testing.T) {
 }
 
 func TestEventWithoutSubscribersIsFinished(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t)
 	f.endpoint(t, always(200), "test_case.status_changed")
 	f.event(t, "evt_1", "pull_request.merged")

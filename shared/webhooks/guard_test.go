@@ -36,6 +36,7 @@ var dns = fakeDNS(map[string][]string{
 })
 
 func TestCheckURL(t *testing.T) {
+	t.Parallel()
 	g := webhooks.Guard{LookupIP: dns}
 	cases := []struct {
 		url string
@@ -89,6 +90,7 @@ func TestCheckURL(t *testing.T) {
 }
 
 func TestControlRefusesAfterResolution(t *testing.T) {
+	t.Parallel()
 	g := webhooks.Guard{}
 	cases := map[string]bool{ // address as the dialer hands it → refused
 		"169.254.169.254:80":          true,
@@ -110,6 +112,7 @@ func TestControlRefusesAfterResolution(t *testing.T) {
 // TestSenderRefusesAtSendTime sends to refused addresses with no check at
 // add time (a stored URL, or DNS that changed since): the dialer refuses.
 func TestSenderRefusesAtSendTime(t *testing.T) {
+	t.Parallel()
 	secret := webhooks.NewSecret()
 	rc := newReceiver(t, secret, always(200))
 	u, _ := url.Parse(rc.srv.URL)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestNewSecretShape(t *testing.T) {
+	t.Parallel()
 	a, b := webhooks.NewSecret(), webhooks.NewSecret()
 	if a == b {
 		t.Fatal("two secrets alike")
@@ -27,6 +28,7 @@ func TestNewSecretShape(t *testing.T) {
 // TestSignatureVerifiesWithSvix checks our headers against the official
 // Svix library, which is what receivers run.
 func TestSignatureVerifiesWithSvix(t *testing.T) {
+	t.Parallel()
 	oldSecret, newSecret := webhooks.NewSecret(), webhooks.NewSecret()
 	body := []byte(`{"type":"pull_request.merged","pr_number":7}`)
 	now := time.Now() // Svix checks the timestamp against the real clock
@@ -89,6 +91,7 @@ func TestSignatureVerifiesWithSvix(t *testing.T) {
 // TestVerifyAgreesWithSvix holds our receiver's check to the official Svix
 // library's: each delivery is accepted by both or refused by both.
 func TestVerifyAgreesWithSvix(t *testing.T) {
+	t.Parallel()
 	secret, other := webhooks.NewSecret(), webhooks.NewSecret()
 	body := []byte(`{"type":"test_case.ticket_linked"}`)
 	now := time.Now() // Svix checks the timestamp against the real clock

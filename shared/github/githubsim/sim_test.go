@@ -131,6 +131,7 @@ func golden(t *testing.T, name string, got answer) {
 // REST reference (field names, statuses, error messages). Clock and content
 // are fixed, so even the shas are stable.
 func TestWireShapes(t *testing.T) {
+	t.Parallel()
 	s := newSim(t, githubsim.Options{})
 	m := must[string](t)
 	head := m(s.CommitFile(fullName, "feature", "a.txt", "a\n", "Add a"))
@@ -174,6 +175,7 @@ func TestWireShapes(t *testing.T) {
 }
 
 func TestRebaseConflictIsNotMergeable(t *testing.T) {
+	t.Parallel()
 	s := newSim(t, githubsim.Options{})
 	m := must[string](t)
 	m(s.CommitFile(fullName, "feature", "a.txt", "one\n", "First"))
@@ -194,6 +196,7 @@ func TestRebaseConflictIsNotMergeable(t *testing.T) {
 }
 
 func TestAuthentication(t *testing.T) {
+	t.Parallel()
 	s := newSim(t, githubsim.Options{Token: "tok"})
 	cases := []struct {
 		name   string
@@ -216,6 +219,7 @@ func TestAuthentication(t *testing.T) {
 }
 
 func TestAppJWTVerification(t *testing.T) {
+	t.Parallel()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
@@ -268,6 +272,7 @@ func TestAppJWTVerification(t *testing.T) {
 }
 
 func TestFaultsSkipThenCountThenClear(t *testing.T) {
+	t.Parallel()
 	s := newSim(t, githubsim.Options{})
 	s.InjectFault(githubsim.Fault{Method: "GET", PathPrefix: "/repos/acme/app/git/ref/", Kind: githubsim.FaultServerError, Skip: 1, Times: 2})
 	var got []int
@@ -285,6 +290,7 @@ func TestFaultsSkipThenCountThenClear(t *testing.T) {
 }
 
 func TestDeliverSigns(t *testing.T) {
+	t.Parallel()
 	s := newSim(t, githubsim.Options{NewID: func() string { return "delivery-1" }})
 	var hdr http.Header
 	var body []byte
@@ -319,6 +325,7 @@ func newReceiver(t *testing.T, fn func(*http.Request, []byte)) string {
 // server back (as the queue's webhook handler does) must not deadlock, and
 // sees the state the event announces.
 func TestEmittedWebhooksAllowCallbacks(t *testing.T) {
+	t.Parallel()
 	s := newSim(t, githubsim.Options{})
 	var heads []string
 	url := newReceiver(t, func(r *http.Request, b []byte) {

@@ -132,12 +132,11 @@ func Write(w io.Writer, in WriteInput) error {
 	if err != nil {
 		return fmt.Errorf("bundle: encoding meta.json: %w", err)
 	}
-	zw, err := zstd.NewWriter(w,
-		zstd.WithEncoderLevel(zstd.SpeedBestCompression),
-		zstd.WithEncoderConcurrency(1))
+	zw, err := encoder(w)
 	if err != nil {
 		return fmt.Errorf("bundle: %w", err)
 	}
+	defer release(zw)
 	tw := tar.NewWriter(zw)
 	now := m.UploadTime
 	if now.IsZero() {
@@ -167,7 +166,7 @@ func Write(w io.Writer, in WriteInput) error {
 	if err == nil {
 		err = tw.Close()
 	}
-	// Close the encoder even after a failure, to release its buffers.
+	// Close the stream even after a failure, so the encoder can be reused.
 	if cerr := zw.Close(); err == nil {
 		err = cerr
 	}
@@ -229,4 +228,31 @@ func metaFor(in WriteInput) writeMeta {
 		wm.Codeowners = &writeCodeowners{Path: "CODEOWNERS"}
 	}
 	return wm
+}
+
+// encoders keeps up to four zstd encoders for reuse: a best-compression
+// encoder allocates megabytes of tables, which a process writing many
+// bundles (a test suite, a CI job uploading per shard) would otherwise
+// allocate and collect for each. (A sync.Pool would be emptied by the very
+// collections these allocations cause.)
+var encoders = make(chan *zstd.Encoder, 4)
+
+// encoder is a kept encoder writing to w, or a new one.
+func encoder(w io.Writer) (*zstd.Encoder, error) {
+	select {
+	case zw := <-encoders:
+		zw.Reset(w)
+		return zw, nil
+	default:
+		return zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedBestCompression), zstd.WithEncoderConcurrency(1))
+	}
+}
+
+// release keeps zw for reuse, if there is room.
+func release(zw *zstd.Encoder) {
+	zw.Reset(io.Discard) // let go of the bundle just written
+	select {
+	case encoders <- zw:
+	default:
+	}
 }
