@@ -1,4 +1,7 @@
 // Package testkit holds what the repository's tests share: the real JUnit
-// reports under testdata/junit, found from any package directory, and a
-// buffer safe to read while a server writes it.
+// reports under testdata/junit, found from any package directory; a clock
+// the test drives and numbered uuids; one golden-file comparison with
+// -update; and a buffer safe to read while a server writes it. The whole
+// service over DynamoDB Local for end-to-end tests is internal/testkit/
+// service.
 package testkit

@@ -50,7 +50,7 @@ func TestLinkTicketShowsOnTheTestAndQueuesTheEvent(t *testing.T) {
 		t.Fatalf("ticket before linking: %+v", tc.Ticket)
 	}
 	link("KAN-1")
-	h.advance(time.Minute)
+	h.Advance(time.Minute)
 	link("KAN-2") // linking again replaces the link
 	tc := details(t, h)
 	if tc.Ticket == nil || tc.Ticket.HTMLURL != "https://acme.atlassian.net/browse/KAN-2" {
@@ -99,7 +99,7 @@ func TestRevokedTokenStopsWithinTheCacheTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev.Headers["x-api-token"] = "{{FRESH}}"
-	h.advance(h.app.Config.AuthCacheTTL + time.Second)
+	h.Advance(h.app.Config.AuthCacheTTL + time.Second)
 	if got := h.call(t, "get-test-details", ev); got.StatusCode != 401 || got.Headers["content-type"] != api.ErrorContentType {
 		t.Fatalf("revoked token after the cache TTL: %d %s", got.StatusCode, got.Body)
 	}
@@ -126,7 +126,7 @@ func TestRateLimitAnswers429WithRetryAfter(t *testing.T) {
 	if got := h.call(t, "get-test-details", oev).StatusCode; got != 200 {
 		t.Errorf("other tenant limited by acme's traffic: %d", got)
 	}
-	h.advance(time.Second)
+	h.Advance(time.Second)
 	if got := h.call(t, "get-test-details", event("/flaky-tests/get-test-details", ev())).StatusCode; got != 200 {
 		t.Errorf("after a second: %d", got)
 	}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	svix "github.com/svix/svix-webhooks/go"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
@@ -142,11 +142,11 @@ func streamInsert(tb testing.TB, h *harness, org string) events.DynamoDBEvent {
 func ingest(tb testing.TB, h *harness, repo repository.Ref, id, sha, branch string, pr int, junit string) {
 	tb.Helper()
 	ctx := context.Background()
-	up := store.Upload{ID: id, Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", id), CreatedAt: h.clock()}
+	up := store.Upload{ID: id, Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", id), CreatedAt: h.Now()}
 	if err := h.app.Store.CreateUpload(ctx, up); err != nil {
 		tb.Fatal(err)
 	}
-	meta := bundle.Meta{Org: "acme", BundleUploadID: id, UploadTime: h.clock(),
+	meta := bundle.Meta{Org: "acme", BundleUploadID: id, UploadTime: h.Now(),
 		Repo: bundle.Repo{Host: repo.Host, Owner: repo.Owner, Name: repo.Name, HeadSHA: sha, HeadBranch: branch}}
 	if pr > 0 {
 		meta.Envs = map[string]string{"GITHUB_REF": fmt.Sprintf("refs/pull/%d/merge", pr)}
@@ -236,7 +236,7 @@ func shopQueue(t *testing.T, h *harness, sim *githubsim.Server) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.advance(time.Minute)
+	h.Advance(time.Minute)
 	if resp := h.call(t, "submit-pull-request", event("/submitPullRequest", body(map[string]any{"pr": map[string]any{"number": n}}))); resp.StatusCode != 200 {
 		t.Fatalf("submitPullRequest: %d %s", resp.StatusCode, resp.Body)
 	}
@@ -259,7 +259,7 @@ func shopCI(t *testing.T, h *harness, sim *githubsim.Server, state string) {
 			}
 		}
 	}
-	h.advance(time.Minute)
+	h.Advance(time.Minute)
 	k := store.QueueKey{Org: "acme", Repo: repository.Ref{Host: "github.com", Owner: "acme", Name: "shop"}, Branch: "main"}
 	if err := h.app.MergeQueue.Driver.Advance(context.Background(), k); err != nil {
 		t.Fatal(err)
@@ -293,7 +293,7 @@ var eventScenarios = []eventScenario{
 		types: []string{"pull_request.submitted", "pull_request.queued", "pull_request.testing", "pull_request.canceled"},
 		queue: func(t *testing.T, h *harness, sim *githubsim.Server) {
 			n := shopQueue(t, h, sim)
-			h.advance(time.Minute)
+			h.Advance(time.Minute)
 			resp := h.call(t, "cancel-pull-request", event("/cancelPullRequest", map[string]any{
 				"repo": map[string]string{"host": "github.com", "owner": "acme", "name": "shop"}, "targetBranch": "main",
 				"pr": map[string]any{"number": n},
@@ -323,7 +323,7 @@ var eventScenarios = []eventScenario{
 				t.Fatal(err)
 			}
 			// A pull request's CI retries login: it becomes flaky.
-			h.advance(time.Minute)
+			h.Advance(time.Minute)
 			ingest(t, h, mobile, "00000000-0000-4000-8000-000000000001", "b2c3d4e5f6a7", "feature/login", 41, retriedLogin)
 			pending, err := h.app.Store.PendingEvents(ctx, "acme", 10)
 			if err != nil || len(pending) != 1 {
@@ -335,13 +335,13 @@ var eventScenarios = []eventScenario{
 			}
 			login := changed.TestCase.ID
 			// Someone quarantines it for good, with a reason.
-			h.advance(time.Minute)
+			h.Advance(time.Minute)
 			if _, err := h.app.Health.SetOverride(ctx, "acme", mobile, login, testhealth.AlwaysQuarantine,
 				testview.Actor{FullName: "Ada Lovelace", Email: "ada@acme.example"}, "flaky on every PR"); err != nil {
 				t.Fatal(err)
 			}
 			// And links a ticket to it through the API.
-			h.advance(time.Minute)
+			h.Advance(time.Minute)
 			resp := h.call(t, "link-ticket-to-test-case", event("/flaky-tests/link-ticket-to-test-case",
 				map[string]any{"test_case_id": login, "external_ticket_id": "KAN-7", "repo": mobile}))
 			if resp.StatusCode != 200 {
@@ -369,7 +369,7 @@ func TestEventPayloadsGolden(t *testing.T) {
 					if h == nil { // while the repository is made
 						return t0
 					}
-					return h.clock()
+					return h.Now()
 				}})
 				if err != nil {
 					t.Fatal(err)
@@ -449,27 +449,7 @@ func compareGoldenEvent(t *testing.T, d delivery) {
 	if err := json.Unmarshal(d.Body, &got); err != nil {
 		t.Fatalf("%s: payload is not JSON: %v\n%s", d.Type, err, d.Body)
 	}
-	if *update {
-		b, _ := json.MarshalIndent(got, "", "  ")
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	var want any
-	if err := json.Unmarshal(raw, &want); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if diff := cmp.Diff(got, want); diff != "" {
-		t.Errorf("%s (-got +want):\n%s", path, diff)
-	}
+	testkit.GoldenJSON(t, path, got)
 }
 
 // TestTickDeliversWhatTheStreamMissed is a crash between writing an event
@@ -495,15 +475,15 @@ func TestTickDeliversWhatTheStreamMissed(t *testing.T) {
 			t.Fatalf("tick: %v", err)
 		}
 		if got := rc.deliveries(); len(got) != wantDeliveries {
-			t.Fatalf("after the tick at %s: %d deliveries, want %d", h.clock().Format(time.TimeOnly), len(got), wantDeliveries)
+			t.Fatalf("after the tick at %s: %d deliveries, want %d", h.Now().Format(time.TimeOnly), len(got), wantDeliveries)
 		}
 	}
 	tick(1) // attempt 1: 503
-	h.advance(webhooks.Backoff[0] - time.Second)
+	h.Advance(webhooks.Backoff[0] - time.Second)
 	tick(1) // not due yet
-	h.advance(time.Second)
+	h.Advance(time.Second)
 	tick(2) // attempt 2: 200
-	h.advance(time.Hour)
+	h.Advance(time.Hour)
 	tick(2) // delivered: nothing more
 
 	got := rc.deliveries()

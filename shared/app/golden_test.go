@@ -2,17 +2,14 @@ package app_test
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/google/go-cmp/cmp"
+	"github.com/mainguard/mainguard/internal/testkit"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden response files")
 
 // golden is the part of a response a client sees and a golden file pins:
 // status, content type, extra headers that carry meaning, and the body (as
@@ -72,28 +69,7 @@ func TestGolden(t *testing.T) {
 			}
 			got := toGolden(t, resp)
 			respPath := strings.TrimSuffix(reqPath, ".request.json") + ".response.json"
-			if *update {
-				b, _ := json.MarshalIndent(got, "", "  ")
-				if err := os.WriteFile(respPath, append(b, '\n'), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			raw, err = os.ReadFile(respPath)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			var want golden
-			if err := json.Unmarshal(raw, &want); err != nil {
-				t.Fatalf("%s: %v", respPath, err)
-			}
-			// Round-trip got through JSON so numbers compare as float64.
-			b, _ := json.Marshal(got)
-			var gotJSON golden
-			_ = json.Unmarshal(b, &gotJSON)
-			if d := cmp.Diff(gotJSON, want); d != "" {
-				t.Errorf("%s (-got +want):\n%s", respPath, d)
-			}
+			testkit.GoldenJSON(t, respPath, got)
 		})
 	}
 }

@@ -32,13 +32,12 @@ const testID = "06cb6db5-f807-5198-b072-af67a0636f8a"
 // "acme" (github.com/Acme/web with Jira, github.com/acme/api with Linear,
 // gitlab.com/acme/plain with no tracker) and "other" (github.com/other/web).
 type harness struct {
+	*testkit.Clock
 	app    *app.App
 	mu     sync.Mutex
-	now    time.Time
 	logs   *testkit.SyncBuffer
 	tokens map[string]string // placeholder → secret
 	ids    int
-	uuids  int
 }
 
 func newHarness(tb testing.TB, tweak func(*config.Config)) *harness {
@@ -53,11 +52,11 @@ func newHarness(tb testing.TB, tweak func(*config.Config)) *harness {
 	if tweak != nil {
 		tweak(&cfg)
 	}
-	h := &harness{now: t0, logs: &testkit.SyncBuffer{}, tokens: map[string]string{}}
+	h := &harness{Clock: testkit.NewClock(t0), logs: &testkit.SyncBuffer{}, tokens: map[string]string{}}
 	h.app, err = app.New(context.Background(), cfg, app.Options{
 		DB:  db,
 		Log: slog.New(slog.NewJSONHandler(h.logs, nil)),
-		Now: h.clock,
+		Now: h.Now,
 		NewID: func() string {
 			h.mu.Lock()
 			defer h.mu.Unlock()
@@ -65,12 +64,7 @@ func newHarness(tb testing.TB, tweak func(*config.Config)) *harness {
 			return fmt.Sprintf("msg_%04d", h.ids)
 		},
 		// Queue, entry and run ids: uuids, numbered so golden files hold.
-		NewUUID: func() string {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			h.uuids++
-			return fmt.Sprintf("00000000-0000-4000-8000-%012d", h.uuids)
-		},
+		NewUUID: testkit.UUIDs(),
 	})
 	if err != nil {
 		tb.Fatal(err)
@@ -82,27 +76,15 @@ func newHarness(tb testing.TB, tweak func(*config.Config)) *harness {
 // newHarnessOn builds a second app on base's table and data through db.
 func newHarnessOn(tb testing.TB, base *harness, db store.DB) *harness {
 	tb.Helper()
-	h := &harness{now: base.clock(), logs: &testkit.SyncBuffer{}, tokens: base.tokens}
+	h := &harness{Clock: testkit.NewClock(base.Now()), logs: &testkit.SyncBuffer{}, tokens: base.tokens}
 	var err error
 	h.app, err = app.New(context.Background(), base.app.Config, app.Options{
-		DB: db, Log: slog.New(slog.NewJSONHandler(h.logs, nil)), Now: h.clock,
+		DB: db, Log: slog.New(slog.NewJSONHandler(h.logs, nil)), Now: h.Now,
 	})
 	if err != nil {
 		tb.Fatal(err)
 	}
 	return h
-}
-
-func (h *harness) clock() time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.now
-}
-
-func (h *harness) advance(d time.Duration) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.now = h.now.Add(d)
 }
 
 func ptr(s string) *string { return &s }

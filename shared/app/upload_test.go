@@ -94,7 +94,7 @@ func TestLocalUploadAddress(t *testing.T) {
 	if code, _ := put(t, at(later), body); code != http.StatusForbidden {
 		t.Errorf("signature for another expiry: %d", code)
 	}
-	h.advance(16 * time.Minute)
+	h.Advance(16 * time.Minute)
 	if code, msg := put(t, at(q), body); code != http.StatusForbidden || !strings.Contains(msg, "expired") {
 		t.Errorf("expired address: %d %q", code, msg)
 	}
@@ -102,7 +102,7 @@ func TestLocalUploadAddress(t *testing.T) {
 	if err != nil || up.State != store.UploadCreated {
 		t.Fatalf("after refused PUTs: %+v %v", up, err)
 	}
-	h.advance(-16 * time.Minute)
+	h.Advance(-16 * time.Minute)
 	if code, msg := put(t, at(q), body); code != http.StatusOK {
 		t.Fatalf("good PUT: %d %q", code, msg)
 	}

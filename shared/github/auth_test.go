@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
 )
@@ -24,7 +25,7 @@ func newKey(t *testing.T) *rsa.PrivateKey {
 
 // appFixture serves acme/app from a sim that knows one App (id 42,
 // installation 7) whose public key is pub.
-func appFixture(t *testing.T, pub *rsa.PublicKey) (*githubsim.Server, *clock, string) {
+func appFixture(t *testing.T, pub *rsa.PublicKey) (*githubsim.Server, *testkit.Clock, string) {
 	t.Helper()
 	clk := newClock()
 	sim, err := githubsim.New(t.TempDir(), githubsim.Options{

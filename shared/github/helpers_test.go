@@ -1,33 +1,18 @@
 package github_test
 
 import (
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
 )
 
-// clock is a settable clock shared by the sim and the client, so commit
-// shas, token expiry and rate-limit waits are exact.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2026, 7, 23, 1, 32, 50, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
+// newClock is the clock shared by the sim and the client, so commit shas,
+// token expiry and rate-limit waits are exact.
+func newClock() *testkit.Clock {
+	return testkit.NewClock(time.Date(2026, 7, 23, 1, 32, 50, 0, time.UTC))
 }
 
 const fullName = "acme/app"
@@ -37,7 +22,7 @@ var repo = github.Repo{Owner: "acme", Name: "app"}
 type fixture struct {
 	sim   *githubsim.Server
 	c     *github.Client
-	clock *clock
+	clock *testkit.Clock
 	base  string // initial main sha
 }
 

@@ -32,15 +32,6 @@ func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 var repo = repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
 
-// clock is a settable clock shared by the store and the service.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t = c.t.Add(d) }
-
 // env is a fresh table with organization acme and its repository, a
 // bundle folder and the service over them.
 type env struct {
@@ -48,14 +39,14 @@ type env struct {
 	s     *store.Store
 	svc   *healthsvc.Service
 	dir   blobs.Dir
-	clock *clock
+	clock *testkit.Clock
 	ids   int
 	mu    sync.Mutex
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	c := &clock{t: time.Date(2026, 7, 23, 12, 0, 0, 0, time.UTC)}
+	c := testkit.NewClock(time.Date(2026, 7, 23, 12, 0, 0, 0, time.UTC))
 	s := storetest.New(t, c.Now)
 	ctx := context.Background()
 	if _, err := s.CreateOrg(ctx, "acme", ""); err != nil {
@@ -190,7 +181,7 @@ func TestIngestCountsRunsOnceAndClassifies(t *testing.T) {
 		t.Errorf("login failures %+v", fails)
 	}
 	for i := range 5 {
-		e.clock.Add(time.Hour)
+		e.clock.Advance(time.Hour)
 		e.upload(commit{sha: fmt.Sprintf("c%d", i), branch: "main", files: [][]byte{report("src/app_test.go", "login", "checkout!")}})
 	}
 	checkout := e.test("checkout")
@@ -214,13 +205,13 @@ func TestIngestCountsRunsOnceAndClassifies(t *testing.T) {
 		t.Errorf("events: %s", got)
 	}
 	// One pass on main resolves the streak.
-	e.clock.Add(time.Hour)
+	e.clock.Advance(time.Hour)
 	e.upload(commit{sha: "d1", branch: "main", files: [][]byte{report("src/app_test.go", "checkout")}})
 	if got := e.test("checkout").Status; got.Value != testhealth.Healthy {
 		t.Errorf("checkout after a pass: %+v", got)
 	}
 	// Recovery: nine days on, the sweep resolves login's pass-on-retry.
-	e.clock.Add(9 * 24 * time.Hour)
+	e.clock.Advance(9 * 24 * time.Hour)
 	if _, err := e.svc.Sweep(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,7 @@ package metricsapi_test
 import (
 	"bytes"
 	"context"
-	"flag"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/metricsapi"
@@ -22,8 +21,6 @@ import (
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/queues.golden")
 
 const web, apiRepo, otherWeb = "acme/web", "acme/api", "other/web"
 
@@ -50,7 +47,7 @@ func busy(t *testing.T) *env {
 		e.do("acme", "submitPullRequest", pr(web, n))
 	}
 	e.tickUntil(web, a, "TESTING")
-	e.advance(70 * time.Minute) // A's CI takes its time
+	e.Clock.Advance(70 * time.Minute) // A's CI takes its time
 	// Restarted in place: TESTING → PENDING, and at once TESTING again.
 	e.do("acme", "restartTestsOnPullRequest", pr(web, a))
 	e.tickUntil(web, a, "TESTING")
@@ -59,13 +56,13 @@ func busy(t *testing.T) *env {
 	e.until(web, b, "FAILED", "b.txt")
 
 	d, f := e.openPR(web, "d"), e.openPR(web, "f")
-	if err := e.sim.SetMergeableUnknown(web, f, true); err != nil {
+	if err := e.Sim.SetMergeableUnknown(web, f, true); err != nil {
 		t.Fatal(err)
 	}
 	e.do("acme", "submitPullRequest", pr(web, d))
 	e.do("acme", "submitPullRequest", pr(web, f))
 	e.tickUntil(web, d, "TESTING")
-	e.advance(3 * time.Minute)
+	e.Clock.Advance(3 * time.Minute)
 	if got := e.state(web, f); got != "NOT_READY" {
 		t.Fatalf("F is %s, want NOT_READY", got)
 	}
@@ -125,26 +122,11 @@ func TestMetricsOfAnOrganization(t *testing.T) {
 	got := []byte(resp.Body)
 
 	t.Run("golden", func(t *testing.T) {
-		path := filepath.Join("testdata", "queues.golden")
-		if *update {
-			if err := os.MkdirAll("testdata", 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, got, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		want, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("%v (run with -update to create it)", err)
-		}
-		if d := cmp.Diff(string(got), string(want)); d != "" {
-			t.Errorf("(-got +want):\n%s", d)
-		}
+		testkit.GoldenText(t, filepath.Join("testdata", "queues.golden"), got)
 	})
 
 	t.Run("agrees with the snapshots", func(t *testing.T) {
-		want := fromSnapshots(t, e, e.clock(),
+		want := fromSnapshots(t, e, e.Clock.Now(),
 			e.queueRecord("acme", web, "main"), e.queueRecord("acme", web, "release"), e.queueRecord("acme", apiRepo, "main"))
 		if d := cmp.Diff(string(got), string(want)); d != "" {
 			t.Errorf("(-got +want):\n%s", d)
@@ -214,8 +196,8 @@ func TestMetricsOfAnOrganization(t *testing.T) {
 func TestMetricsRequests(t *testing.T) {
 	t.Parallel()
 	e := busy(t)
-	acmeWebMain := fromSnapshots(t, e, e.clock(), e.queueRecord("acme", web, "main"), e.queueRecord("acme", web, "release"))
-	otherAll := fromSnapshots(t, e, e.clock(), e.queueRecord("other", otherWeb, "main"))
+	acmeWebMain := fromSnapshots(t, e, e.Clock.Now(), e.queueRecord("acme", web, "main"), e.queueRecord("acme", web, "release"))
+	otherAll := fromSnapshots(t, e, e.Clock.Now(), e.queueRecord("other", otherWeb, "main"))
 	cases := []struct {
 		name, org, query string
 		status           int
@@ -253,7 +235,7 @@ func TestMetricsRequests(t *testing.T) {
 func TestDynamoDBCallsPerRequest(t *testing.T) {
 	t.Parallel()
 	e := busy(t)
-	h := &metricsapi.Handler{Store: e.app.Store, Now: e.clock}
+	h := &metricsapi.Handler{Store: e.App.Store, Now: e.Clock.Now}
 	repo := &repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
 	cases := []struct {
 		name  string

@@ -114,18 +114,18 @@ func TestConcurrentDriversWithFaults(t *testing.T) {
 	key := store.QueueKey{Org: "acme", Repo: repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}, Branch: "main"}
 	var dbs []*flakyDB
 	for i := range 2 {
-		dbs = append(dbs, &flakyDB{DB: e.db, rnd: rand.New(rand.NewPCG(uint64(i), 7)), before: 0.15, lost: 0.1})
+		dbs = append(dbs, &flakyDB{DB: e.DB, rnd: rand.New(rand.NewPCG(uint64(i), 7)), before: 0.15, lost: 0.1})
 	}
 	// drivers builds the two drivers; timeout bounds each GitHub call,
 	// which is how a hanging GitHub is cut off.
 	drivers := func(timeout time.Duration) []*driver.Driver {
 		var ds []*driver.Driver
 		for _, db := range dbs {
-			gh, err := github.New(github.Config{BaseURL: e.sim.URL(), Token: "x", Timeout: timeout, Now: e.clock})
+			gh, err := github.New(github.Config{BaseURL: e.Sim.URL(), Token: "x", Timeout: timeout, Now: e.Clock.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
-			ds = append(ds, &driver.Driver{Store: store.New(db, e.table, e.clock), GitHub: gh, Now: e.clock, NewID: uuid.NewString})
+			ds = append(ds, &driver.Driver{Store: store.New(db, e.Table, e.Clock.Now), GitHub: gh, Now: e.Clock.Now, NewID: uuid.NewString})
 		}
 		return ds
 	}
@@ -136,7 +136,7 @@ func TestConcurrentDriversWithFaults(t *testing.T) {
 		}
 		wg.Wait()
 		e.ci("c3.txt")
-		e.advance(time.Minute)
+		e.Clock.Advance(time.Minute)
 	}
 	rnd := rand.New(rand.NewPCG(42, 1))
 	kinds := []githubsim.FaultKind{
@@ -153,14 +153,14 @@ func TestConcurrentDriversWithFaults(t *testing.T) {
 			if kind == githubsim.FaultHang && rnd.IntN(4) != 0 {
 				kind = githubsim.FaultLoseResponse
 			}
-			e.sim.InjectFault(githubsim.Fault{PathPrefix: prefixes[rnd.IntN(len(prefixes))], Kind: kind, Skip: rnd.IntN(6)})
+			e.Sim.InjectFault(githubsim.Fault{PathPrefix: prefixes[rnd.IntN(len(prefixes))], Kind: kind, Skip: rnd.IntN(6)})
 		}
 		// Merges lose their answer often: the case that could merge twice.
-		e.sim.InjectFault(githubsim.Fault{Method: "PUT", PathPrefix: "/repos/acme/web/pulls/", Kind: githubsim.FaultLoseResponse, Skip: rnd.IntN(2)})
+		e.Sim.InjectFault(githubsim.Fault{Method: "PUT", PathPrefix: "/repos/acme/web/pulls/", Kind: githubsim.FaultLoseResponse, Skip: rnd.IntN(2)})
 		round(chaos)
 	}
 	faults := dbs[0].failed + dbs[1].failed
-	e.sim.ClearFaults()
+	e.Sim.ClearFaults()
 	for _, db := range dbs {
 		db.calm()
 	}
@@ -199,7 +199,7 @@ func TestConcurrentDriversWithFaults(t *testing.T) {
 			}
 		}
 	}
-	hist, _ := e.sim.History(repoFull, "main")
+	hist, _ := e.Sim.History(repoFull, "main")
 	for _, c := range hist {
 		if strings.Contains(c.Subject, "(#3)") {
 			t.Errorf("PR 3 is on main: %s", c.Subject)
@@ -209,5 +209,5 @@ func TestConcurrentDriversWithFaults(t *testing.T) {
 		t.Error("no DynamoDB fault was injected")
 	}
 	t.Logf("%d rounds with faults, %d without; DynamoDB faults injected: %d; GitHub requests: %d",
-		chaosRan, calmRan, faults, e.sim.RequestCount("", "/"))
+		chaosRan, calmRan, faults, e.Sim.RequestCount("", "/"))
 }

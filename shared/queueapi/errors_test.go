@@ -22,7 +22,7 @@ func TestBadInput(t *testing.T) {
 	n := e.openPR("busy")
 	e.ok("submitPullRequest", prq(n, nil), nil)
 	draft := e.openPR("draft")
-	if err := e.sim.ConvertToDraft(repoFull, draft); err != nil {
+	if err := e.Sim.ConvertToDraft(repoFull, draft); err != nil {
 		t.Fatal(err)
 	}
 	e.ok("submitPullRequest", prq(draft, nil), nil) // stays NOT_READY
@@ -99,7 +99,7 @@ func TestWebhookSignatureAndDedup(t *testing.T) {
 	e.ok("createQueue", q(nil), nil)
 	n := e.openPR("w1")
 	e.ok("submitPullRequest", prq(n, nil), nil)
-	if err := e.sim.ClosePR(repoFull, n); err != nil { // no webhook is configured: only ours arrive
+	if err := e.Sim.ClosePR(repoFull, n); err != nil { // no webhook is configured: only ours arrive
 		t.Fatal(err)
 	}
 	body := []byte(`{"action":"closed","number":1,"pull_request":{"number":1,"merged":false,"head":{"ref":"w1","sha":"x"},"base":{"ref":"main"}},"repository":{"name":"web","full_name":"acme/web","owner":{"login":"acme"}}}`)
@@ -117,11 +117,11 @@ func TestWebhookSignatureAndDedup(t *testing.T) {
 	if got := e.pr(n).State; got != "CANCELLED" {
 		t.Errorf("after the closed webhook, PR is %s, want CANCELLED", got)
 	}
-	reads := e.sim.RequestCount("", "/")
+	reads := e.Sim.RequestCount("", "/")
 	if code, resp := e.webhook("pull_request", "d-1", body, sign(body, webhookSecret)); code != http.StatusOK {
 		t.Fatalf("redelivery: %d %s", code, resp)
 	}
-	if got := e.sim.RequestCount("", "/"); got != reads {
+	if got := e.Sim.RequestCount("", "/"); got != reads {
 		t.Errorf("a redelivered webhook made %d GitHub calls", got-reads)
 	}
 }
@@ -133,7 +133,7 @@ func (e *env) webhook(event, id string, body []byte, sig string) (int, string) {
 	req.Header.Set("X-GitHub-Delivery", id)
 	req.Header.Set("X-Hub-Signature-256", sig)
 	w := httptest.NewRecorder()
-	e.mux.ServeHTTP(w, req)
+	e.Mux.ServeHTTP(w, req)
 	out, _ := io.ReadAll(w.Result().Body)
 	return w.Code, string(out)
 }

@@ -1,24 +1,16 @@
 package queueapi_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/mainguard/mainguard/shared/app"
-	"github.com/mainguard/mainguard/shared/config"
-	"github.com/mainguard/mainguard/shared/github/githubsim"
-	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/internal/testkit/service"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 )
 
@@ -31,87 +23,21 @@ const (
 
 var t0 = time.Date(2026, 7, 23, 1, 0, 0, 0, time.UTC)
 
-// env is the whole service on a fresh table with a simulated GitHub
-// holding acme/web (main protected by the required status "ci"), and the
-// organization acme with a token.
+// env is the whole service (internal/testkit/service) with a simulated
+// GitHub holding acme/web (main protected by the required status "ci"),
+// and the organization acme with a token.
 type env struct {
-	tb    testing.TB
-	app   *app.App
-	sim   *githubsim.Server
-	mux   http.Handler
-	token string
-	db    store.DB
-	table string
-
-	mu  sync.Mutex
-	now time.Time
-	ids int
-	// ciSys reports the "ci" status on the queue's test branches.
-	ciSys *githubsim.CI
+	tb testing.TB
+	*service.Service
 }
 
 func newEnv(tb testing.TB, tweak func(map[string]string)) *env {
 	tb.Helper()
-	e := &env{tb: tb, now: t0}
-	sim, err := githubsim.New(tb.TempDir(), githubsim.Options{Now: e.clock})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { _ = sim.Close() })
-	e.ciSys = &githubsim.CI{Sim: sim, Context: "ci"}
-	e.sim = sim
-	if _, err := sim.CreateRepo(repoFull, "main"); err != nil {
-		tb.Fatal(err)
-	}
-	if err := sim.SetRequiredStatusChecks(repoFull, "main", []string{"ci"}); err != nil {
-		tb.Fatal(err)
-	}
-	db, table := storetest.NewTable(tb)
-	e.db, e.table = db, table
-	vars := map[string]string{
-		"TABLE_NAME": table, "RATE_LIMIT_RPS": "0", "GITHUB_API_URL": sim.URL(),
-		"GITHUB_TOKEN": "local", "GITHUB_WEBHOOK_SECRET": webhookSecret,
-	}
+	vars := map[string]string{"GITHUB_WEBHOOK_SECRET": webhookSecret}
 	if tweak != nil {
 		tweak(vars)
 	}
-	cfg, err := config.FromEnv(func(k string) string { return vars[k] })
-	if err != nil {
-		tb.Fatal(err)
-	}
-	e.app, err = app.New(context.Background(), cfg, app.Options{
-		DB: db, Now: e.clock, Log: slog.New(slog.DiscardHandler),
-		NewUUID: func() string {
-			e.mu.Lock()
-			defer e.mu.Unlock()
-			e.ids++
-			return fmt.Sprintf("00000000-0000-4000-8000-%012d", e.ids)
-		},
-	})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	e.mux = e.app.Mux()
-	ctx := context.Background()
-	if _, err := e.app.Store.CreateOrg(ctx, "acme", ""); err != nil {
-		tb.Fatal(err)
-	}
-	if e.token, _, err = e.app.Store.CreateToken(ctx, "acme"); err != nil {
-		tb.Fatal(err)
-	}
-	return e
-}
-
-func (e *env) clock() time.Time {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.now
-}
-
-func (e *env) advance(d time.Duration) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.now = e.now.Add(d)
+	return &env{tb: tb, Service: service.New(tb, service.Options{Start: t0, Repos: []string{repoFull}, Orgs: []string{"acme"}, Env: vars})}
 }
 
 // call POSTs body (JSON-encoded unless a string) to /v1/{path} and returns
@@ -128,13 +54,7 @@ func (e *env) call(path string, body any) (int, string) {
 			e.tb.Fatal(err)
 		}
 	}
-	req := httptest.NewRequest(http.MethodPost, "/v1/"+path, bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-token", e.token)
-	w := httptest.NewRecorder()
-	e.mux.ServeHTTP(w, req)
-	out, _ := io.ReadAll(w.Result().Body)
-	return w.Code, string(out)
+	return e.Post("acme", path, b)
 }
 
 // ok calls and fails the test unless the answer is 200; it decodes the
@@ -169,10 +89,10 @@ func prq(n int, extra map[string]any) map[string]any {
 // openPR opens a PR adding its own file, so PRs never conflict.
 func (e *env) openPR(name string) int {
 	e.tb.Helper()
-	if _, err := e.sim.CommitFile(repoFull, name, name+".txt", name+"\n", "add "+name); err != nil {
+	if _, err := e.Sim.CommitFile(repoFull, name, name+".txt", name+"\n", "add "+name); err != nil {
 		e.tb.Fatal(err)
 	}
-	n, err := e.sim.OpenPR(repoFull, name, "main", "Add "+name, "dev")
+	n, err := e.Sim.OpenPR(repoFull, name, "main", "Add "+name, "dev")
 	if err != nil {
 		e.tb.Fatal(err)
 	}
@@ -184,7 +104,7 @@ func (e *env) openPR(name string) int {
 // success.
 func (e *env) ci(bad ...string) {
 	e.tb.Helper()
-	if err := e.ciSys.Judge(repoFull, bad...); err != nil {
+	if err := e.CI.Judge(repoFull, bad...); err != nil {
 		e.tb.Fatal(err)
 	}
 }
@@ -192,9 +112,9 @@ func (e *env) ci(bad ...string) {
 // tick runs the scheduled function a minute later.
 func (e *env) tick() {
 	e.tb.Helper()
-	e.advance(time.Minute)
-	if err := e.app.Tick(context.Background()); err != nil {
-		e.tb.Logf("tick: %v", err)
+	e.Clock.Advance(time.Minute)
+	if err := e.App.Tick(context.Background()); err != nil {
+		e.tb.Fatalf("tick: %v", err)
 	}
 }
 
@@ -245,7 +165,7 @@ func (e *env) states(prs ...int) []string {
 // first.
 func (e *env) mergedOrder() []int {
 	e.tb.Helper()
-	hist, err := e.sim.History(repoFull, "main")
+	hist, err := e.Sim.History(repoFull, "main")
 	if err != nil {
 		e.tb.Fatal(err)
 	}

@@ -39,7 +39,7 @@ func TestFivePRsThirdFails(t *testing.T) {
 	if diff := cmp.Diff(e.mergedOrder(), []int{1, 2, 4, 5}); diff != "" {
 		t.Errorf("merges on main, oldest first (-got +want):\n%s", diff)
 	}
-	if pr, _ := e.sim.PR(repoFull, 3); pr.Merged {
+	if pr, _ := e.Sim.PR(repoFull, 3); pr.Merged {
 		t.Error("PR 3 merged on GitHub")
 	}
 	// 4 and 5 merged on runs that did not contain 3.
@@ -77,7 +77,7 @@ func TestFivePRsThirdFails(t *testing.T) {
 		}
 	}
 	// Test branches are cleaned up.
-	branches, _ := e.sim.Branches(repoFull)
+	branches, _ := e.Sim.Branches(repoFull)
 	for _, b := range branches {
 		if len(b) > 11 && (b[:11] == "trunk-merge" || b[:10] == "trunk-temp") {
 			t.Errorf("test branch %s left behind", b)

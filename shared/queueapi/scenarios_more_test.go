@@ -48,7 +48,7 @@ func TestPushWhileTestingCancels(t *testing.T) {
 	a := e.openPR("a")
 	e.ok("submitPullRequest", prq(a, nil), nil)
 	e.until(e.testing(a))
-	if _, err := e.sim.PushPR(repoFull, a, "a2.txt", "more\n", "more"); err != nil {
+	if _, err := e.Sim.PushPR(repoFull, a, "a2.txt", "more\n", "more"); err != nil {
 		t.Fatal(err)
 	}
 	e.tick()
@@ -89,7 +89,7 @@ func TestTimeoutFails(t *testing.T) {
 	a := e.openPR("a")
 	e.ok("submitPullRequest", prq(a, nil), nil)
 	e.until(e.testing(a))
-	e.advance(31 * time.Minute) // CI never answers
+	e.Clock.Advance(31 * time.Minute) // CI never answers
 	e.tick()
 	if got := e.pr(a).State; got != "FAILED" {
 		t.Fatalf("after the timeout, PR is %s, want FAILED", got)
@@ -165,5 +165,64 @@ func TestLowerEnums(t *testing.T) {
 		MergeMethod string `json:"mergeMethod"`
 	}{"running", "single", "squash"}); diff != "" {
 		t.Errorf("(-got +want):\n%s", diff)
+	}
+}
+
+// TestSubmittedByBranchAndPaging reads submitted pull requests the two ways
+// the golden files cannot (they have no GitHub to learn head branches
+// from): getSubmittedPullRequest by branch, and listPullRequests page by
+// page, one a page, until nextCursor runs out.
+func TestSubmittedByBranchAndPaging(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.ok("createQueue", q(nil), nil)
+	prs := []int{e.openPR("alpha"), e.openPR("beta"), e.openPR("gamma")}
+	for _, n := range prs {
+		e.ok("submitPullRequest", prq(n, nil), nil)
+	}
+	for i, branch := range []string{"alpha", "beta", "gamma"} {
+		var got struct {
+			PRNumber int    `json:"prNumber"`
+			ID       string `json:"id"`
+		}
+		e.ok("getSubmittedPullRequest", q(map[string]any{"pr": map[string]any{"branch": branch}}), &got)
+		if got.PRNumber != prs[i] || got.ID != e.pr(prs[i]).ID {
+			t.Errorf("by branch %s: PR %d (%s), want %d (%s)", branch, got.PRNumber, got.ID, prs[i], e.pr(prs[i]).ID)
+		}
+	}
+	if code, body := e.call("getSubmittedPullRequest", q(map[string]any{"pr": map[string]any{"branch": "delta"}})); code != 404 {
+		t.Errorf("an unknown branch: %d %s, want 404", code, body)
+	}
+
+	var seen []int
+	cursor := ""
+	for page := 0; ; page++ {
+		if page > len(prs) {
+			t.Fatalf("more than %d pages for %d pull requests: %v", len(prs), len(prs), seen)
+		}
+		req := q(map[string]any{"take": 1})
+		if cursor != "" {
+			req["cursor"] = cursor
+		}
+		var got struct {
+			PullRequests []struct {
+				PRNumber int `json:"prNumber"`
+			} `json:"pullRequests"`
+			NextCursor string `json:"nextCursor"`
+		}
+		e.ok("listPullRequests", req, &got)
+		if len(got.PullRequests) > 1 {
+			t.Fatalf("page %d holds %d pull requests, take was 1", page, len(got.PullRequests))
+		}
+		for _, p := range got.PullRequests {
+			seen = append(seen, p.PRNumber)
+		}
+		if got.NextCursor == "" {
+			break
+		}
+		cursor = got.NextCursor
+	}
+	if diff := cmp.Diff(seen, prs); diff != "" {
+		t.Errorf("pages (-got +want):\n%s", diff)
 	}
 }

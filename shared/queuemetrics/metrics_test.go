@@ -2,9 +2,7 @@ package queuemetrics_test
 
 import (
 	"bytes"
-	"flag"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -15,12 +13,11 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/queuemetrics"
 	"github.com/mainguard/mainguard/shared/queuemetrics/promtooltest"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 var now = time.Date(2026, 7, 23, 12, 0, 0, 0, time.UTC)
 
@@ -74,19 +71,7 @@ func render(t *testing.T, qs []queuemetrics.Queue) []byte {
 
 func TestWriteGolden(t *testing.T) {
 	got := render(t, sample())
-	golden := filepath.Join("testdata", "queues.golden")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(string(got), string(want)); d != "" {
-		t.Errorf("text (-got +want):\n%s", d)
-	}
+	testkit.GoldenText(t, filepath.Join("testdata", "queues.golden"), got)
 	if queuemetrics.ContentType != "text/plain; version=0.0.4; charset=utf-8" {
 		t.Errorf("content type %q", queuemetrics.ContentType)
 	}

@@ -668,6 +668,8 @@ func (s *Store) ClaimGitHubDelivery(ctx context.Context, id string, now time.Tim
 type ImpactedTargets struct {
 	All     bool
 	Targets []string
+	// Chunks is how many items held the list, as read back (writes ignore it).
+	Chunks int
 }
 
 func targetsPK(r QueueRecord, pr int, sha string) string {
@@ -735,6 +737,7 @@ func (s *Store) GetImpactedTargets(ctx context.Context, r QueueRecord, pr int, s
 		return t, true, nil
 	}
 	n, _ := strconv.Atoi(cn.Value)
+	t.Chunks = n
 	keys := make([]map[string]types.AttributeValue, n)
 	for i := range keys {
 		keys[i] = key(pk, "CHUNK#"+gen.Value+"#"+strconv.Itoa(i))

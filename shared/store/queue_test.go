@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -125,9 +126,12 @@ func TestImpactedTargetsChunked(t *testing.T) {
 	if _, found, err := s.GetImpactedTargets(ctx, r, 7, "abc"); found || err != nil {
 		t.Fatalf("before: found=%v err=%v", found, err)
 	}
+	// Random names, which gzip cannot shrink below the 300 KB of one chunk:
+	// 20,000 × 32 random hex digits is 640 KB, about 350 KB gzipped.
+	rng := rand.New(rand.NewPCG(1, 2))
 	var targets []string
-	for i := range 20000 { // ~1 MB of incompressible-ish names: several chunks
-		targets = append(targets, fmt.Sprintf("//pkg/%x/%d:target-%d", i*7919, i*31, i))
+	for i := range 20000 {
+		targets = append(targets, fmt.Sprintf("//pkg/%016x%016x:t%d", rng.Uint64(), rng.Uint64(), i))
 	}
 	if err := s.PutImpactedTargets(ctx, r, 7, "ABC", store.ImpactedTargets{Targets: targets}); err != nil {
 		t.Fatal(err)
@@ -138,6 +142,9 @@ func TestImpactedTargetsChunked(t *testing.T) {
 	}
 	if diff := cmp.Diff(got.Targets, targets); diff != "" {
 		t.Errorf("targets differ (-got +want):\n%.400s", diff)
+	}
+	if got.Chunks < 2 {
+		t.Errorf("the list was held in %d chunk items; the test means to read back several", got.Chunks)
 	}
 	if err := s.PutImpactedTargets(ctx, r, 7, "abc", store.ImpactedTargets{All: true}); err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
@@ -19,12 +20,12 @@ var t0 = time.Date(2026, 7, 23, 1, 32, 50, 0, time.UTC)
 
 type fixture struct {
 	s   *store.Store
-	clk *clock
+	clk *testkit.Clock
 }
 
 func newFixture(t testing.TB) *fixture {
 	t.Helper()
-	clk := &clock{t: t0}
+	clk := testkit.NewClock(t0)
 	s := storetest.New(t, clk.Now)
 	if _, err := s.CreateOrg(bg, "acme", ""); err != nil {
 		t.Fatal(err)

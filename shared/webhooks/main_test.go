@@ -8,7 +8,6 @@ import (
 	"os"
 	"sync"
 	"testing"
-	"time"
 
 	svix "github.com/svix/svix-webhooks/go"
 
@@ -16,24 +15,6 @@ import (
 )
 
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
-
-// clock is a settable clock shared by the store and the Deliverer.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
-}
 
 // received is one request as the receiver saw it.
 type received struct {

@@ -6,11 +6,9 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
-	"flag"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,11 +16,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 const fullName = "acme/app"
 
@@ -96,35 +93,7 @@ func call(t *testing.T, s *githubsim.Server, method, path, body string, header .
 // golden compares got with testdata/name.json as JSON.
 func golden(t *testing.T, name string, got answer) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".json")
-	if *update {
-		b, err := json.MarshalIndent(got, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create)", err)
-	}
-	var want answer
-	if err := json.Unmarshal(b, &want); err != nil {
-		t.Fatal(err)
-	}
-	// Round-trip got so numbers compare as float64 on both sides.
-	gb, _ := json.Marshal(got)
-	var g answer
-	_ = json.Unmarshal(gb, &g)
-	if diff := cmp.Diff(g, want); diff != "" {
-		t.Errorf("%s (-got +want):\n%s", name, diff)
-	}
+	testkit.GoldenJSON(t, filepath.Join("testdata", name+".json"), got)
 }
 
 // The wire shapes, checked against golden bodies written after GitHub's
