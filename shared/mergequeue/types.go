@@ -296,3 +296,22 @@ const (
 	CheckSuccess CheckState = "SUCCESS"
 	CheckFailure CheckState = "FAILURE"
 )
+
+// Active reports whether the queue has work for the scheduler: a PR is
+// submitted, a run is in progress, or a mode switch waits.
+func (s Snapshot) Active() bool {
+	if s.Queue.State == QueueSwitchingModes {
+		return true
+	}
+	for i := range s.Entries {
+		if s.Entries[i].Active() {
+			return true
+		}
+	}
+	for i := range s.Runs {
+		if s.Runs[i].Status == RunInProgress {
+			return true
+		}
+	}
+	return false
+}

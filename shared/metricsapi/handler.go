@@ -21,7 +21,7 @@ import (
 type Store interface {
 	ListRepos(ctx context.Context, org string) ([]store.Repo, error)
 	OrgQueuesOfRepo(ctx context.Context, org string, ref repository.Ref) ([]store.QueueRecord, error)
-	QueueTransitions(ctx context.Context, r store.QueueRecord, since time.Time) ([]store.TransitionRecord, error)
+	QueueTransitions(ctx context.Context, r store.QueueRecord, since time.Time) ([]mergequeue.TransitionRecord, error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -189,7 +189,7 @@ var conclusionOf = map[mergequeue.PRState]queuemetrics.Conclusion{
 // TESTING → PENDING transitions count as restarts, and each conclusion is
 // measured from the episode clock its record carries. Transitions outside
 // (now-1h, now] are ignored, as queuemetrics.Summarize ignores them.
-func Window(now time.Time, ts []store.TransitionRecord) queuemetrics.Window {
+func Window(now time.Time, ts []mergequeue.TransitionRecord) queuemetrics.Window {
 	var w queuemetrics.Window
 	for _, rec := range ts {
 		t := rec.Transition

@@ -47,7 +47,7 @@ func TestWindowFromTheLastHourOnly(t *testing.T) {
 	}
 	var rec store.QueueRecord
 	var all []queuemetrics.Transition
-	var lastHour []store.TransitionRecord
+	var lastHour []mergequeue.TransitionRecord
 	episodes := map[string]int{}
 	for i, s := range steps {
 		if s.from == "" {
@@ -63,7 +63,7 @@ func TestWindowFromTheLastHourOnly(t *testing.T) {
 				snap.Entries = append(snap.Entries, mergequeue.Entry{ID: id, State: mergequeue.Pending, Episode: c.Episode})
 			}
 		}
-		var recs []store.TransitionRecord
+		var recs []mergequeue.TransitionRecord
 		rec, recs = rec.Advance(snap, []mergequeue.Transition{tr})
 		all = append(all, queuemetrics.Transition{Entry: s.entry, At: tr.At, From: string(s.from), To: string(s.to)})
 		if tr.At.After(now.Add(-time.Hour)) {

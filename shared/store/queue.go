@@ -89,28 +89,12 @@ type QueueRecord struct {
 	// Clocks are the metrics' memory of each active entry's episode, by
 	// entry id (see Advance); absent for entries that never moved since
 	// they were recorded.
-	Clocks map[string]EpisodeClock
+	Clocks map[string]mergequeue.EpisodeClock
 }
 
-// Active reports whether the scheduler must visit the queue: a PR is
-// submitted, a run is in progress, or a mode switch waits.
-func (r QueueRecord) Active() bool {
-	s := r.Snapshot
-	if s.Queue.State == mergequeue.QueueSwitchingModes {
-		return true
-	}
-	for i := range s.Entries {
-		if s.Entries[i].Active() {
-			return true
-		}
-	}
-	for i := range s.Runs {
-		if s.Runs[i].Status == mergequeue.RunInProgress {
-			return true
-		}
-	}
-	return false
-}
+// Active reports whether the scheduler must visit the queue
+// (mergequeue.Snapshot.Active).
+func (r QueueRecord) Active() bool { return r.Snapshot.Active() }
 
 func encodeSnapshot(s mergequeue.Snapshot) ([]byte, error) {
 	var buf bytes.Buffer
@@ -273,7 +257,7 @@ type QueueChanges struct {
 	// Transitions are written as transition items (see Advance), after
 	// the entries and runs: within the transaction when it has room, else
 	// right after it.
-	Transitions []TransitionRecord
+	Transitions []mergequeue.TransitionRecord
 }
 
 func entryPK(k QueueKey, queueID string) string { return k.pk() + "#" + queueID }
@@ -773,89 +757,21 @@ func (s *Store) GetImpactedTargets(ctx context.Context, r QueueRecord, pr int, s
 // clock differences.
 const TransitionTTL = 2 * time.Hour
 
-// EpisodeClock is what the metrics must remember of an entry's current
-// episode that its last hour of transitions may no longer show: when it
-// first became PENDING and TESTING, and how long it has spent in TESTING.
-type EpisodeClock struct {
-	Episode      int           `json:"ep"`
-	FirstPending time.Time     `json:"p,omitzero"`
-	FirstTesting time.Time     `json:"t,omitzero"`
-	TestingSince time.Time     `json:"s,omitzero"` // zero when not in TESTING
-	Tested       time.Duration `json:"d,omitempty"`
-}
-
-// TransitionRecord is a stored transition. On a conclusion (to MERGED,
-// FAILED or CANCELLED) it also carries its episode's clock: FirstPending
-// and FirstTesting (zero when never reached) and Tested, the time spent in
-// TESTING.
-type TransitionRecord struct {
-	Transition   mergequeue.Transition `json:"tr"`
-	FirstPending time.Time             `json:"p,omitzero"`
-	FirstTesting time.Time             `json:"t,omitzero"`
-	Tested       time.Duration         `json:"d,omitempty"`
-}
-
 // Advance returns r moved on to snapshot s by the transitions ts (in the
-// order they happened), with its Clocks folded forward, and the records of
-// ts for QueueChanges.Transitions. r is left as it was. A submit or a new
-// episode starts a clock, a conclusion ends it, and clocks of entries no
-// longer active in s are dropped, so Clocks stays as small as the active
-// entries.
-func (r QueueRecord) Advance(s mergequeue.Snapshot, ts []mergequeue.Transition) (QueueRecord, []TransitionRecord) {
-	clocks := make(map[string]EpisodeClock, len(r.Clocks))
-	for id, c := range r.Clocks {
-		clocks[id] = c
-	}
-	recs := make([]TransitionRecord, 0, len(ts))
-	for _, t := range ts {
-		c, ok := clocks[t.EntryID]
-		if !ok || t.From == "" || c.Episode != t.Episode {
-			c = EpisodeClock{Episode: t.Episode}
-		}
-		if t.From == mergequeue.Testing && !c.TestingSince.IsZero() {
-			c.Tested += t.At.Sub(c.TestingSince)
-			c.TestingSince = time.Time{}
-		}
-		switch t.To {
-		case mergequeue.Pending:
-			if c.FirstPending.IsZero() {
-				c.FirstPending = t.At
-			}
-		case mergequeue.Testing:
-			if c.FirstTesting.IsZero() {
-				c.FirstTesting = t.At
-			}
-			c.TestingSince = t.At
-		}
-		rec := TransitionRecord{Transition: t}
-		if t.To.Terminal() {
-			rec.FirstPending, rec.FirstTesting, rec.Tested = c.FirstPending, c.FirstTesting, c.Tested
-			delete(clocks, t.EntryID)
-		} else {
-			clocks[t.EntryID] = c
-		}
-		recs = append(recs, rec)
-	}
-	active := map[string]bool{}
-	for i := range s.Entries {
-		if s.Entries[i].Active() {
-			active[s.Entries[i].ID] = true
-		}
-	}
-	for id := range clocks {
-		if !active[id] {
-			delete(clocks, id)
-		}
-	}
+// order they happened), with its Clocks folded forward by the engine
+// (mergequeue.FoldEpisodes), and the records of ts for
+// QueueChanges.Transitions. r is left as it was.
+func (r QueueRecord) Advance(s mergequeue.Snapshot, ts []mergequeue.Transition) (QueueRecord, []mergequeue.TransitionRecord) {
 	next := r
 	next.Snapshot = s
-	next.Clocks = clocks
+	var recs []mergequeue.TransitionRecord
+	next.Clocks, recs = mergequeue.FoldEpisodes(r.Clocks, s, ts)
 	return next, recs
 }
 
 func transitionPK(r QueueRecord) string { return entryPK(r.Key, r.ID) + "#TRANS" }
 
-func transitionPut(r QueueRecord, t TransitionRecord) (*types.Put, error) {
+func transitionPut(r QueueRecord, t mergequeue.TransitionRecord) (*types.Put, error) {
 	blob, err := json.Marshal(t)
 	if err != nil {
 		return nil, errs.Wrap(errs.Internal, err, "store failure")
@@ -869,8 +785,8 @@ func transitionPut(r QueueRecord, t TransitionRecord) (*types.Put, error) {
 // QueueTransitions lists the stored transitions of queue r made at or
 // after since, oldest first: one Query per 1 MB of them (an hour of a busy
 // queue is a few hundred items of a few hundred bytes: one page).
-func (s *Store) QueueTransitions(ctx context.Context, r QueueRecord, since time.Time) ([]TransitionRecord, error) {
-	var out []TransitionRecord
+func (s *Store) QueueTransitions(ctx context.Context, r QueueRecord, since time.Time) ([]mergequeue.TransitionRecord, error) {
+	var out []mergequeue.TransitionRecord
 	err := s.queryEach(ctx, &dynamodb.QueryInput{
 		KeyConditionExpression: aws.String("PK = :pk AND SK >= :since"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -879,7 +795,7 @@ func (s *Store) QueueTransitions(ctx context.Context, r QueueRecord, since time.
 		ProjectionExpression:     aws.String("#rec"),
 		ExpressionAttributeNames: map[string]string{"#rec": "rec"},
 	}, func(item map[string]types.AttributeValue) error {
-		var t TransitionRecord
+		var t mergequeue.TransitionRecord
 		if v, ok := item["rec"].(*types.AttributeValueMemberS); ok {
 			if err := json.Unmarshal([]byte(v.Value), &t); err != nil {
 				return errs.Wrap(errs.Internal, err, "store failure: queue transition")

@@ -118,7 +118,7 @@ func (d *Driver) Apply(ctx context.Context, k store.QueueKey, cmd Command) (stor
 		if err != nil {
 			return err
 		}
-		var trans []store.TransitionRecord
+		var trans []mergequeue.TransitionRecord
 		out = o
 		next, trans = rec.Advance(s2, o.Transitions)
 		return d.save(ctx, next, rec.Snapshot.Version, o, facts{}, trans)
@@ -319,7 +319,7 @@ func (d *Driver) noteGitHub(ctx context.Context, k store.QueueKey, what string, 
 
 // save writes the snapshot with its events (outbox), entries, runs and
 // transitions (the records of the metrics, from store.QueueRecord.Advance).
-func (d *Driver) save(ctx context.Context, rec store.QueueRecord, prev int64, out mergequeue.Output, f facts, trans []store.TransitionRecord) error {
+func (d *Driver) save(ctx context.Context, rec store.QueueRecord, prev int64, out mergequeue.Output, f facts, trans []mergequeue.TransitionRecord) error {
 	ch := store.QueueChanges{Entries: out.Entries, HeadRefs: f.headRefs, Transitions: trans}
 	for _, e := range out.Effects {
 		if e.Kind != mergequeue.EffectEvent {
