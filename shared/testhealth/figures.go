@@ -14,10 +14,13 @@ const (
 
 // HourKey and DayKey name the counters of the hour and day holding t: unix
 // hours and unix days in decimal, the keys of TestCase's counter maps.
-func HourKey(t time.Time) string { return strconv.FormatInt(t.Unix()/3600, 10) }
+func HourKey(t time.Time) string { return strconv.FormatInt(hourOf(t), 10) }
 
 // DayKey is the unix day of t in decimal.
-func DayKey(t time.Time) string { return strconv.FormatInt(t.Unix()/86400, 10) }
+func DayKey(t time.Time) string { return strconv.FormatInt(dayOf(t), 10) }
+
+func hourOf(t time.Time) int64 { return t.Unix() / 3600 }
+func dayOf(t time.Time) int64  { return t.Unix() / 86400 }
 
 // inWindow reports whether counter key k (a unix hour or day, of the given
 // size) falls in the window of length w ending at now. Counters are whole
@@ -116,11 +119,10 @@ const Keep = Week + Day
 // it lives. It reports whether anything was dropped; tc is not changed.
 func Prune(tc TestCase, now time.Time) (TestCase, bool) {
 	cut := now.Add(-Keep)
-	hour, day := HourKey(cut), DayKey(cut)
-	older := func(k, than string) bool {
+	hour, day := hourOf(cut), dayOf(cut)
+	older := func(k string, than int64) bool {
 		n, err := strconv.ParseInt(k, 10, 64)
-		m, _ := strconv.ParseInt(than, 10, 64)
-		return err == nil && n < m
+		return err == nil && n < than
 	}
 	pruned := false
 	counters := func(m map[string]int) map[string]int {
