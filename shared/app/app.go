@@ -72,7 +72,7 @@ type Options struct {
 
 // New builds the service.
 func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
-	b, err := lambdafn.NewBase(ctx, cfg, lambdafn.Options{DB: opt.DB, Log: opt.Log, Now: opt.Now, NewID: opt.NewID})
+	b, err := lambdafn.NewBase(cfg, lambdafn.Options{DB: opt.DB, Log: opt.Log, Now: opt.Now, NewID: opt.NewID})
 	if err != nil {
 		return nil, err
 	}

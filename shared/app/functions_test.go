@@ -35,7 +35,7 @@ func TestEveryFunctionServesItsRoute(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	b, err := lambdafn.NewBase(ctx, cfg, lambdafn.Options{DB: storetest.Client(t), Log: slog.New(slog.DiscardHandler)})
+	b, err := lambdafn.NewBase(cfg, lambdafn.Options{DB: storetest.Client(t), Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}

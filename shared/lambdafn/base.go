@@ -53,7 +53,7 @@ type Options struct {
 }
 
 // NewBase builds the Base of cfg.
-func NewBase(ctx context.Context, cfg config.Config, opt Options) (*Base, error) {
+func NewBase(cfg config.Config, opt Options) (*Base, error) {
 	b := &Base{Config: cfg, Log: opt.Log, Now: opt.Now, NewID: opt.NewID}
 	if b.Now == nil {
 		b.Now = time.Now

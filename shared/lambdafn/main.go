@@ -38,7 +38,7 @@ func (b *Base) Serve(name string, h Handlers) (http.Handler, error) {
 // stops the copy at init with a clear message, before any request.
 func Main(name string, g Group) {
 	ctx := context.Background()
-	b := mustBase(ctx)
+	b := mustBase()
 	h, err := g(ctx, b)
 	exitOn(err)
 	handler, err := b.Serve(name, h)
@@ -50,15 +50,15 @@ func Main(name string, g Group) {
 // signature lambda.Start takes) from a Base.
 func EventMain[H any](build func(ctx context.Context, b *Base) (H, error)) {
 	ctx := context.Background()
-	h, err := build(ctx, mustBase(ctx))
+	h, err := build(ctx, mustBase())
 	exitOn(err)
 	lambda.Start(h)
 }
 
-func mustBase(ctx context.Context) *Base {
+func mustBase() *Base {
 	cfg, err := config.FromEnv(os.Getenv)
 	exitOn(err)
-	b, err := NewBase(ctx, cfg, Options{})
+	b, err := NewBase(cfg, Options{})
 	exitOn(err)
 	return b
 }
