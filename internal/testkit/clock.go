@@ -37,9 +37,10 @@ func (c *Clock) Set(t time.Time) {
 	c.t = t
 }
 
-// UUIDs makes numbered, valid version-4 uuids (00000000-0000-4000-8000-000000000001,
-// …), so that ids in golden files do not change from run to run.
-func UUIDs() func() string {
+// Numbered makes ids 1, 2, 3, … spelled by format (one %d verb), safe
+// for concurrent use, so that ids in golden files do not change from run to
+// run.
+func Numbered(format string) func() string {
 	var (
 		mu sync.Mutex
 		n  int
@@ -48,6 +49,10 @@ func UUIDs() func() string {
 		mu.Lock()
 		defer mu.Unlock()
 		n++
-		return fmt.Sprintf("00000000-0000-4000-8000-%012d", n)
+		return fmt.Sprintf(format, n)
 	}
 }
+
+// UUIDs makes numbered, valid version-4 uuids:
+// 00000000-0000-4000-8000-000000000001, …
+func UUIDs() func() string { return Numbered("00000000-0000-4000-8000-%012d") }

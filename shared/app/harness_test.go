@@ -3,10 +3,8 @@ package app_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,10 +32,8 @@ const testID = "06cb6db5-f807-5198-b072-af67a0636f8a"
 type harness struct {
 	*testkit.Clock
 	app    *app.App
-	mu     sync.Mutex
 	logs   *testkit.SyncBuffer
 	tokens map[string]string // placeholder → secret
-	ids    int
 }
 
 func newHarness(tb testing.TB, tweak func(*config.Config)) *harness {
@@ -54,15 +50,10 @@ func newHarness(tb testing.TB, tweak func(*config.Config)) *harness {
 	}
 	h := &harness{Clock: testkit.NewClock(t0), logs: &testkit.SyncBuffer{}, tokens: map[string]string{}}
 	h.app, err = app.New(context.Background(), cfg, app.Options{
-		DB:  db,
-		Log: slog.New(slog.NewJSONHandler(h.logs, nil)),
-		Now: h.Now,
-		NewID: func() string {
-			h.mu.Lock()
-			defer h.mu.Unlock()
-			h.ids++
-			return fmt.Sprintf("msg_%04d", h.ids)
-		},
+		DB:    db,
+		Log:   slog.New(slog.NewJSONHandler(h.logs, nil)),
+		Now:   h.Now,
+		NewID: testkit.Numbered("msg_%04d"),
 		// Queue, entry and run ids: uuids, numbered so golden files hold.
 		NewUUID: testkit.UUIDs(),
 	})
