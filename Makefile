@@ -48,7 +48,7 @@ bench: deps
 
 # Init time of a built function beside an empty aws-lambda-go function.
 coldstart: deps
-	$(GO) test -run '^$$' -bench ColdStart -benchtime 20x ./shared/app/
+	$(GO) test -run '^$$' -bench ColdStart -benchtime 60x ./shared/app/
 
 clean:
 	rm -rf bin .aws-sam

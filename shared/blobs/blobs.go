@@ -9,15 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/mainguard/mainguard/shared/errs"
 )
@@ -97,50 +91,4 @@ func (d Dir) Put(key string, r io.Reader, max int64) error {
 		return errs.E(errs.TooLarge, "the bundle is larger than %d bytes", max)
 	}
 	return os.Rename(tmp.Name(), p)
-}
-
-// S3 keeps bundles in a bucket.
-type S3 struct {
-	Client *s3.Client
-	Bucket string
-}
-
-var _ Store = S3{}
-
-// Open streams a stored bundle; NotFound when there is none.
-func (b S3) Open(ctx context.Context, key string) (io.ReadCloser, error) {
-	out, err := b.Client.GetObject(ctx, &s3.GetObjectInput{Bucket: &b.Bucket, Key: &key})
-	if err != nil {
-		var nk *types.NoSuchKey
-		if errors.As(err, &nk) {
-			return nil, errs.Wrap(errs.NotFound, err, "bundle %s not found", key)
-		}
-		return nil, errs.Wrap(errs.Unavailable, err, "the bundle store is unavailable")
-	}
-	return out.Body, nil
-}
-
-// PresignPut returns a pre-signed PUT address for key, valid for ttl.
-func (b S3) PresignPut(ctx context.Context, key string, ttl time.Duration) (string, error) {
-	req, err := s3.NewPresignClient(b.Client).PresignPutObject(ctx, &s3.PutObjectInput{
-		Bucket: &b.Bucket, Key: &key, ContentType: aws.String("application/octet-stream"),
-	}, s3.WithPresignExpires(ttl))
-	if err != nil {
-		return "", errs.Wrap(errs.Internal, err, "cannot sign the upload address")
-	}
-	if req.Method != http.MethodPut {
-		return "", errs.E(errs.Internal, "presigned %s, not PUT", req.Method)
-	}
-	return req.URL, nil
-}
-
-// NewS3 is the bucket's store through the SDK configuration awsCfg; a
-// non-empty endpoint is an S3-compatible server, addressed by path.
-func NewS3(awsCfg aws.Config, bucket, endpoint string) S3 {
-	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
-		if endpoint != "" {
-			o.BaseEndpoint, o.UsePathStyle = aws.String(endpoint), true
-		}
-	})
-	return S3{Client: client, Bucket: bucket}
 }
