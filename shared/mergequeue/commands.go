@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/repository"
 )
 
 // The named priority levels of contract 3.2; 0 is the most urgent.
@@ -294,6 +295,19 @@ func atLeast(field string, v *int, min int) error {
 		return errs.E(errs.Invalid, "%s must be at least %d", field, min)
 	}
 	return nil
+}
+
+// CreateQueue is the snapshot of a new queue for repo and branch: the
+// defaults (DefaultQueue) with the createQueue call's mode and
+// concurrency, validated as updateQueue validates them, and bisection
+// running as many test runs at once as the queue does.
+func CreateQueue(repo repository.Ref, branch string, mode *string, concurrency *int, now time.Time) (Snapshot, error) {
+	s, _, err := UpdateQueue(NewSnapshot(DefaultQueue(repo, branch)), QueuePatch{Mode: mode, Concurrency: concurrency}, now)
+	if err != nil {
+		return Snapshot{}, err
+	}
+	s.Queue.BisectionConcurrency = s.Queue.Concurrency
+	return s, nil
 }
 
 // UpdateQueue applies an updateQueue call. A mode change while PRs are in

@@ -223,3 +223,24 @@ func TestQueueOrder(t *testing.T) {
 		t.Errorf("readiness of PR 4 = %+v", r)
 	}
 }
+
+func TestCreateQueueAppliesTheDefaults(t *testing.T) {
+	repo := repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
+	mode, three := "parallel", 3
+	s, err := CreateQueue(repo, "main", &mode, &three, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultQueue(repo, "main")
+	want.Mode, want.Concurrency, want.BisectionConcurrency = ModeParallel, 3, 3
+	if d := cmp.Diff(s.Queue, want, cmpopts.EquateEmpty()); d != "" {
+		t.Errorf("(-got +want):\n%s", d)
+	}
+	if s, err := CreateQueue(repo, "main", nil, nil, t0); err != nil || s.Queue.Concurrency != 1 || s.Queue.BisectionConcurrency != 1 || s.Queue.Mode != ModeSingle {
+		t.Errorf("without mode and concurrency: %+v %v", s.Queue, err)
+	}
+	zero := 0
+	if _, err := CreateQueue(repo, "main", nil, &zero, t0); !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "concurrency must be at least 1") {
+		t.Errorf("concurrency 0: %v", err)
+	}
+}

@@ -128,7 +128,7 @@ func (h *Handler) Queues(ctx context.Context, org string, ref *repository.Ref) (
 		if err != nil {
 			return err
 		}
-		out[i] = queueOf(recs[i], Window(now, ts))
+		out[i] = queueOf(recs[i], queuemetrics.WindowOf(now, ts))
 		return nil
 	})
 	return out, err
@@ -169,51 +169,14 @@ func (h *Handler) each(ctx context.Context, n int, fn func(ctx context.Context, 
 // queueOf is the metrics input of one queue: state counts from its
 // snapshot's entries and the hour's window.
 func queueOf(r store.QueueRecord, w queuemetrics.Window) queuemetrics.Queue {
-	states := map[string]int{}
+	states := map[mergequeue.PRState]int{}
 	for i := range r.Snapshot.Entries {
 		if e := &r.Snapshot.Entries[i]; e.Active() {
-			states[string(e.State)]++
+			states[e.State]++
 		}
 	}
 	return queuemetrics.Queue{
 		Repo: r.Key.Repo.Owner + "/" + r.Key.Repo.Name, Branch: r.Key.Branch, Type: queuemetrics.QueueMain,
 		States: states, Window: w,
 	}
-}
-
-var conclusionOf = map[mergequeue.PRState]queuemetrics.Conclusion{
-	mergequeue.Merged: queuemetrics.Merged, mergequeue.Failed: queuemetrics.Failed, mergequeue.Cancelled: queuemetrics.Cancelled,
-}
-
-// Window is a queue's last hour at now from its stored transitions:
-// TESTING → PENDING transitions count as restarts, and each conclusion is
-// measured from the episode clock its record carries. Transitions outside
-// (now-1h, now] are ignored, as queuemetrics.Summarize ignores them.
-func Window(now time.Time, ts []mergequeue.TransitionRecord) queuemetrics.Window {
-	var w queuemetrics.Window
-	for _, rec := range ts {
-		t := rec.Transition
-		if !t.At.After(now.Add(-queuemetrics.Window1h)) || t.At.After(now) {
-			continue
-		}
-		if t.From == mergequeue.Testing && t.To == mergequeue.Pending {
-			w.Restarts++
-		}
-		c, ok := conclusionOf[t.To]
-		if !ok {
-			continue
-		}
-		done := queuemetrics.Concluded{Conclusion: c}
-		if !rec.FirstPending.IsZero() {
-			done.Queued, done.InQueue = true, t.At.Sub(rec.FirstPending)
-		}
-		if !rec.FirstTesting.IsZero() {
-			done.Tested, done.Test = true, rec.Tested
-			if done.Queued {
-				done.Wait = rec.FirstTesting.Sub(rec.FirstPending)
-			}
-		}
-		w.Concluded = append(w.Concluded, done)
-	}
-	return w
 }

@@ -83,8 +83,8 @@ func (e *env) tickUntil(full string, n int, want string) {
 
 // fromSnapshots computes what the endpoint must answer for org from the
 // queue snapshots alone: states from their entries, the window from
-// queuemetrics.Summarize over their kept transitions (complete here: far fewer
-// than mergequeue.MaxKeptTransitions).
+// queuemetrics.WindowOf over their kept transitions folded as a whole
+// history (complete here: far fewer than mergequeue.MaxKeptTransitions).
 func fromSnapshots(t *testing.T, e *env, now time.Time, queues ...store.QueueRecord) []byte {
 	t.Helper()
 	var qs []queuemetrics.Queue
@@ -92,18 +92,14 @@ func fromSnapshots(t *testing.T, e *env, now time.Time, queues ...store.QueueRec
 		if len(r.Snapshot.Transitions) >= mergequeue.MaxKeptTransitions {
 			t.Fatalf("%s: the snapshot may have dropped transitions", r.Key)
 		}
-		states := map[string]int{}
+		states := map[mergequeue.PRState]int{}
 		for _, en := range r.Snapshot.Entries {
 			if en.Active() {
-				states[string(en.State)]++
+				states[en.State]++
 			}
 		}
-		var ts []queuemetrics.Transition
-		for _, tr := range r.Snapshot.Transitions {
-			ts = append(ts, queuemetrics.Transition{Entry: tr.EntryID, At: tr.At, From: string(tr.From), To: string(tr.To)})
-		}
 		qs = append(qs, queuemetrics.Queue{Repo: r.Key.Repo.Owner + "/" + r.Key.Repo.Name, Branch: r.Key.Branch,
-			Type: queuemetrics.QueueMain, States: states, Window: queuemetrics.Summarize(now, ts)})
+			Type: queuemetrics.QueueMain, States: states, Window: queuemetrics.WindowOf(now, testkit.QueueHistory(r.Snapshot.Transitions))})
 	}
 	var buf bytes.Buffer
 	if err := queuemetrics.Write(&buf, qs); err != nil {

@@ -5,17 +5,18 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/mergequeue"
-	"github.com/mainguard/mainguard/shared/metricsapi"
 	"github.com/mainguard/mainguard/shared/queuemetrics"
 	"github.com/mainguard/mainguard/shared/store"
 )
 
 // TestWindowFromTheLastHourOnly folds a day of transitions through
 // store.QueueRecord.Advance, one save at a time, keeps only the records of
-// the last hour (what the Query reads) and checks Window against
-// queuemetrics.Summarize over every transition.
+// the last hour (what the Query reads) and checks the window of those
+// against the window of the whole history folded at once.
 func TestWindowFromTheLastHourOnly(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 7, 23, 12, 0, 0, 0, time.UTC)
@@ -46,7 +47,7 @@ func TestWindowFromTheLastHourOnly(t *testing.T) {
 		{"z", 4 * time.Minute, mergequeue.NotReady, mergequeue.Cancelled},
 	}
 	var rec store.QueueRecord
-	var all []queuemetrics.Transition
+	var all []mergequeue.Transition
 	var lastHour []mergequeue.TransitionRecord
 	episodes := map[string]int{}
 	for i, s := range steps {
@@ -65,14 +66,19 @@ func TestWindowFromTheLastHourOnly(t *testing.T) {
 		}
 		var recs []mergequeue.TransitionRecord
 		rec, recs = rec.Advance(snap, []mergequeue.Transition{tr})
-		all = append(all, queuemetrics.Transition{Entry: s.entry, At: tr.At, From: string(s.from), To: string(s.to)})
+		all = append(all, tr)
 		if tr.At.After(now.Add(-time.Hour)) {
 			lastHour = append(lastHour, recs...)
 		}
 	}
-	got := metricsapi.Window(now, lastHour)
-	want := queuemetrics.Summarize(now, all)
-	if d := cmp.Diff(got, want); d != "" {
+	got := queuemetrics.WindowOf(now, lastHour)
+	want := queuemetrics.WindowOf(now, testkit.QueueHistory(all))
+	// The records of the hour come in the order they were saved; the
+	// histograms do not care about order.
+	byEnd := cmpopts.SortSlices(func(a, b queuemetrics.Concluded) bool {
+		return a.InQueue < b.InQueue || a.InQueue == b.InQueue && a.Conclusion < b.Conclusion
+	})
+	if d := cmp.Diff(got, want, byEnd); d != "" {
 		t.Errorf("(-got +want):\n%s", d)
 	}
 	if len(want.Concluded) != 3 || want.Restarts != 1 {

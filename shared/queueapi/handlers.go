@@ -136,12 +136,10 @@ func (h *Handlers) CreateQueue() http.Handler {
 			return nil, err
 		}
 		now := h.Now()
-		q := mergequeue.DefaultQueue(k.Repo, k.Branch)
-		s, _, err := mergequeue.UpdateQueue(mergequeue.NewSnapshot(q), mergequeue.QueuePatch{Mode: req.Mode, Concurrency: req.Concurrency}, now)
+		s, err := mergequeue.CreateQueue(k.Repo, k.Branch, req.Mode, req.Concurrency, now)
 		if err != nil {
 			return nil, err
 		}
-		s.Queue.BisectionConcurrency = s.Queue.Concurrency
 		if _, err := h.Store.UpdateRepo(r.Context(), k.Org, k.Repo, store.RepoSettings{}); err != nil {
 			return nil, err
 		}

@@ -4,8 +4,8 @@
 // contract's names, labels, help texts, types and buckets, and writes them in
 // the text exposition format. It reads nothing itself: the caller fills
 // [Queue] from the store at request time (state counts, and the last hour's
-// transitions through [Summarize]), so the values never come from process
-// memory.
+// transition records through [WindowOf]), so the values never come from
+// process memory.
 //
 // The two rolling counts mq_pr_conclusions_1h_total and
 // mq_pr_restarts_1h_total are typed gauge, as the contract and the public

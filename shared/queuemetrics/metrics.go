@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/mergequeue"
 )
 
 // ContentType is the Content-Type of the text Write produces:
@@ -38,18 +39,6 @@ const (
 
 var conclusions = []Conclusion{Merged, Failed, Cancelled}
 
-// Merge-queue pull request states as the store records them (contract 3.5).
-const (
-	StateNotReady       = "NOT_READY"
-	StatePending        = "PENDING"
-	StateTesting        = "TESTING"
-	StateTestsPassed    = "TESTS_PASSED"
-	StatePendingFailure = "PENDING_FAILURE"
-	StateMerged         = "MERGED"
-	StateFailed         = "FAILED"
-	StateCancelled      = "CANCELLED"
-)
-
 // Buckets are the histogram upper bounds in seconds; +Inf is implied.
 var Buckets = []float64{60, 300, 600, 900, 1800, 3600, 5400, 7200}
 
@@ -58,10 +47,10 @@ type Queue struct {
 	Repo   string // owner/name
 	Branch string
 	Type   QueueType
-	// States counts the queue's pull requests by current state (StatePending
-	// …); states not present count zero.
-	States map[string]int
-	// Window is the last hour's activity, usually from Summarize.
+	// States counts the queue's pull requests by current state; states not
+	// present count zero.
+	States map[mergequeue.PRState]int
+	// Window is the last hour's activity, usually from WindowOf.
 	Window Window
 }
 
@@ -151,9 +140,9 @@ func Families(qs []Queue) ([]*dto.MetricFamily, error) {
 			return append([]*dto.LabelPair{pair("repo", q.Repo), pair("branch", q.Branch), pair("queue_type", string(q.Type))}, extra...)
 		}
 		st := q.States
-		depth = append(depth, gauge(labels(), st[StatePending]+st[StateTesting]+st[StateTestsPassed]+st[StatePendingFailure]))
-		awaiting = append(awaiting, gauge(labels(), st[StateNotReady]))
-		testing = append(testing, gauge(labels(), st[StateTesting]))
+		depth = append(depth, gauge(labels(), st[mergequeue.Pending]+st[mergequeue.Testing]+st[mergequeue.TestsPassed]+st[mergequeue.PendingFailure]))
+		awaiting = append(awaiting, gauge(labels(), st[mergequeue.NotReady]))
+		testing = append(testing, gauge(labels(), st[mergequeue.Testing]))
 
 		byConclusion := map[Conclusion]int{}
 		var w, t, iq []float64

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/queuemetrics"
 	"github.com/mainguard/mainguard/shared/queuemetrics/promtooltest"
 )
@@ -26,36 +27,36 @@ func ago(d time.Duration) time.Time { return now.Add(-d) }
 // sample is several queues of two repositories, one of them a bisection
 // queue and one idle, with figures that fall into different buckets.
 func sample() []queuemetrics.Queue {
-	web := queuemetrics.Summarize(now, []queuemetrics.Transition{
+	web := queuemetrics.WindowOf(now, testkit.QueueHistory([]mergequeue.Transition{
 		// #1: 2 min wait, 10 min testing, merged 20 s later.
-		{Entry: "1", At: ago(50 * time.Minute), To: queuemetrics.StateNotReady},
-		{Entry: "1", At: ago(40 * time.Minute), From: queuemetrics.StateNotReady, To: queuemetrics.StatePending},
-		{Entry: "1", At: ago(38 * time.Minute), From: queuemetrics.StatePending, To: queuemetrics.StateTesting},
-		{Entry: "1", At: ago(28 * time.Minute), From: queuemetrics.StateTesting, To: queuemetrics.StateTestsPassed},
-		{Entry: "1", At: ago(27*time.Minute + 40*time.Second), From: queuemetrics.StateTestsPassed, To: queuemetrics.StateMerged},
+		{EntryID: "1", At: ago(50 * time.Minute), To: mergequeue.NotReady},
+		{EntryID: "1", At: ago(40 * time.Minute), From: mergequeue.NotReady, To: mergequeue.Pending},
+		{EntryID: "1", At: ago(38 * time.Minute), From: mergequeue.Pending, To: mergequeue.Testing},
+		{EntryID: "1", At: ago(28 * time.Minute), From: mergequeue.Testing, To: mergequeue.TestsPassed},
+		{EntryID: "1", At: ago(27*time.Minute + 40*time.Second), From: mergequeue.TestsPassed, To: mergequeue.Merged},
 		// #2: pending since 3 h ago, restarted once, failed.
-		{Entry: "2", At: ago(3 * time.Hour), From: queuemetrics.StateNotReady, To: queuemetrics.StatePending},
-		{Entry: "2", At: ago(30 * time.Minute), From: queuemetrics.StatePending, To: queuemetrics.StateTesting},
-		{Entry: "2", At: ago(25 * time.Minute), From: queuemetrics.StateTesting, To: queuemetrics.StatePending},
-		{Entry: "2", At: ago(20 * time.Minute), From: queuemetrics.StatePending, To: queuemetrics.StateTesting},
-		{Entry: "2", At: ago(5 * time.Minute), From: queuemetrics.StateTesting, To: queuemetrics.StatePendingFailure},
-		{Entry: "2", At: ago(1 * time.Minute), From: queuemetrics.StatePendingFailure, To: queuemetrics.StateFailed},
+		{EntryID: "2", At: ago(3 * time.Hour), From: mergequeue.NotReady, To: mergequeue.Pending},
+		{EntryID: "2", At: ago(30 * time.Minute), From: mergequeue.Pending, To: mergequeue.Testing},
+		{EntryID: "2", At: ago(25 * time.Minute), From: mergequeue.Testing, To: mergequeue.Pending},
+		{EntryID: "2", At: ago(20 * time.Minute), From: mergequeue.Pending, To: mergequeue.Testing},
+		{EntryID: "2", At: ago(5 * time.Minute), From: mergequeue.Testing, To: mergequeue.PendingFailure},
+		{EntryID: "2", At: ago(1 * time.Minute), From: mergequeue.PendingFailure, To: mergequeue.Failed},
 		// #3: cancelled before it became ready.
-		{Entry: "3", At: ago(10 * time.Minute), To: queuemetrics.StateNotReady},
-		{Entry: "3", At: ago(9 * time.Minute), From: queuemetrics.StateNotReady, To: queuemetrics.StateCancelled},
-	})
-	bisect := queuemetrics.Summarize(now, []queuemetrics.Transition{
-		{Entry: "9", At: ago(100 * time.Minute), From: queuemetrics.StateNotReady, To: queuemetrics.StatePending},
-		{Entry: "9", At: ago(10 * time.Minute), From: queuemetrics.StatePending, To: queuemetrics.StateTesting},
-		{Entry: "9", At: ago(1 * time.Minute), From: queuemetrics.StateTesting, To: queuemetrics.StateTestsPassed},
-		{Entry: "9", At: ago(0), From: queuemetrics.StateTestsPassed, To: queuemetrics.StateMerged},
-	})
+		{EntryID: "3", At: ago(10 * time.Minute), To: mergequeue.NotReady},
+		{EntryID: "3", At: ago(9 * time.Minute), From: mergequeue.NotReady, To: mergequeue.Cancelled},
+	}))
+	bisect := queuemetrics.WindowOf(now, testkit.QueueHistory([]mergequeue.Transition{
+		{EntryID: "9", At: ago(100 * time.Minute), From: mergequeue.NotReady, To: mergequeue.Pending},
+		{EntryID: "9", At: ago(10 * time.Minute), From: mergequeue.Pending, To: mergequeue.Testing},
+		{EntryID: "9", At: ago(1 * time.Minute), From: mergequeue.Testing, To: mergequeue.TestsPassed},
+		{EntryID: "9", At: ago(0), From: mergequeue.TestsPassed, To: mergequeue.Merged},
+	}))
 	return []queuemetrics.Queue{
-		{Repo: "acme/web", Branch: "main", Type: queuemetrics.QueueMain, Window: web, States: map[string]int{
-			queuemetrics.StateNotReady: 2, queuemetrics.StatePending: 3, queuemetrics.StateTesting: 2, queuemetrics.StateTestsPassed: 1,
-			queuemetrics.StatePendingFailure: 1, queuemetrics.StateMerged: 40,
+		{Repo: "acme/web", Branch: "main", Type: queuemetrics.QueueMain, Window: web, States: map[mergequeue.PRState]int{
+			mergequeue.NotReady: 2, mergequeue.Pending: 3, mergequeue.Testing: 2, mergequeue.TestsPassed: 1,
+			mergequeue.PendingFailure: 1, mergequeue.Merged: 40,
 		}},
-		{Repo: "acme/web", Branch: "main", Type: queuemetrics.QueueBisection, Window: bisect, States: map[string]int{queuemetrics.StateTesting: 1}},
+		{Repo: "acme/web", Branch: "main", Type: queuemetrics.QueueBisection, Window: bisect, States: map[mergequeue.PRState]int{mergequeue.Testing: 1}},
 		{Repo: "acme/api", Branch: "release/1.x", Type: queuemetrics.QueueMain},
 	}
 }
@@ -209,26 +210,28 @@ func TestFamiliesRefusesUnknownValues(t *testing.T) {
 	}
 }
 
-func TestSummarize(t *testing.T) {
-	tr := func(entry string, at time.Duration, from, to string) queuemetrics.Transition {
-		return queuemetrics.Transition{Entry: entry, At: ago(at), From: from, To: to}
+// TestWindowOf measures the episodes the engine's fold kept, over a queue's
+// whole history (testkit.QueueHistory).
+func TestWindowOf(t *testing.T) {
+	tr := func(entry string, at time.Duration, from, to mergequeue.PRState) mergequeue.Transition {
+		return mergequeue.Transition{EntryID: entry, At: ago(at), From: from, To: to}
 	}
 	const (
-		nr = queuemetrics.StateNotReady
-		p  = queuemetrics.StatePending
-		ts = queuemetrics.StateTesting
-		tp = queuemetrics.StateTestsPassed
-		pf = queuemetrics.StatePendingFailure
+		nr = mergequeue.NotReady
+		p  = mergequeue.Pending
+		ts = mergequeue.Testing
+		tp = mergequeue.TestsPassed
+		pf = mergequeue.PendingFailure
 	)
 	cases := []struct {
 		name string
-		in   []queuemetrics.Transition
+		in   []mergequeue.Transition
 		want queuemetrics.Window
 	}{{
 		name: "merged after a restart: test time adds both runs, wait is to the first",
-		in: []queuemetrics.Transition{
+		in: []mergequeue.Transition{
 			tr("a", 50*time.Minute, nr, p), tr("a", 45*time.Minute, p, ts), tr("a", 40*time.Minute, ts, p),
-			tr("a", 30*time.Minute, p, ts), tr("a", 10*time.Minute, ts, tp), tr("a", 9*time.Minute, tp, queuemetrics.StateMerged),
+			tr("a", 30*time.Minute, p, ts), tr("a", 10*time.Minute, ts, tp), tr("a", 9*time.Minute, tp, mergequeue.Merged),
 		},
 		want: queuemetrics.Window{Restarts: 1, Concluded: []queuemetrics.Concluded{{
 			Conclusion: queuemetrics.Merged, Tested: true, Wait: 5 * time.Minute, Test: 25 * time.Minute,
@@ -236,26 +239,26 @@ func TestSummarize(t *testing.T) {
 		}}},
 	}, {
 		name: "concluded over an hour ago: not counted, nor its old restart",
-		in:   []queuemetrics.Transition{tr("a", 3*time.Hour, nr, p), tr("a", 2*time.Hour, p, ts), tr("a", 90*time.Minute, ts, p), tr("a", 61*time.Minute, p, queuemetrics.StateCancelled)},
+		in:   []mergequeue.Transition{tr("a", 3*time.Hour, nr, p), tr("a", 2*time.Hour, p, ts), tr("a", 90*time.Minute, ts, p), tr("a", 61*time.Minute, p, mergequeue.Cancelled)},
 		want: queuemetrics.Window{},
 	}, {
 		name: "still active: restarts count, nothing concluded",
-		in:   []queuemetrics.Transition{tr("a", 30*time.Minute, p, ts), tr("a", 20*time.Minute, ts, p), tr("a", 10*time.Minute, p, ts)},
+		in:   []mergequeue.Transition{tr("a", 30*time.Minute, p, ts), tr("a", 20*time.Minute, ts, p), tr("a", 10*time.Minute, p, ts)},
 		want: queuemetrics.Window{Restarts: 1},
 	}, {
 		name: "failed from pending failure while testing time was closed",
-		in:   []queuemetrics.Transition{tr("b", 20*time.Minute, nr, p), tr("b", 20*time.Minute, p, ts), tr("b", 5*time.Minute, ts, pf), tr("b", 0, pf, queuemetrics.StateFailed)},
+		in:   []mergequeue.Transition{tr("b", 20*time.Minute, nr, p), tr("b", 20*time.Minute, p, ts), tr("b", 5*time.Minute, ts, pf), tr("b", 0, pf, mergequeue.Failed)},
 		want: queuemetrics.Window{Concluded: []queuemetrics.Concluded{{
 			Conclusion: queuemetrics.Failed, Tested: true, Test: 15 * time.Minute, Queued: true, InQueue: 20 * time.Minute,
 		}}},
 	}, {
 		name: "cancelled from not ready: concluded but never queued",
-		in:   []queuemetrics.Transition{tr("c", 20*time.Minute, "", nr), tr("c", 10*time.Minute, nr, queuemetrics.StateCancelled)},
+		in:   []mergequeue.Transition{tr("c", 20*time.Minute, "", nr), tr("c", 10*time.Minute, nr, mergequeue.Cancelled)},
 		want: queuemetrics.Window{Concluded: []queuemetrics.Concluded{{Conclusion: queuemetrics.Cancelled}}},
 	}, {
 		name: "resubmitted after merging: the second episode starts fresh; input order does not matter",
-		in: []queuemetrics.Transition{
-			tr("d", 5*time.Minute, p, queuemetrics.StateCancelled), tr("d", 50*time.Minute, ts, queuemetrics.StateMerged),
+		in: []mergequeue.Transition{
+			tr("d", 5*time.Minute, p, mergequeue.Cancelled), tr("d", 50*time.Minute, ts, mergequeue.Merged),
 			tr("d", 58*time.Minute, p, ts), tr("d", 59*time.Minute, nr, p), tr("d", 10*time.Minute, nr, p),
 		},
 		want: queuemetrics.Window{Concluded: []queuemetrics.Concluded{
@@ -264,12 +267,12 @@ func TestSummarize(t *testing.T) {
 		}},
 	}, {
 		name: "a transition in the future (clock skew) is outside the window",
-		in:   []queuemetrics.Transition{tr("e", -time.Minute, ts, p)},
+		in:   []mergequeue.Transition{tr("e", -time.Minute, ts, p)},
 		want: queuemetrics.Window{},
 	}}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if d := cmp.Diff(queuemetrics.Summarize(now, c.in), c.want); d != "" {
+			if d := cmp.Diff(queuemetrics.WindowOf(now, testkit.QueueHistory(c.in)), c.want); d != "" {
 				t.Errorf("(-got +want):\n%s", d)
 			}
 		})
