@@ -68,10 +68,21 @@
 // queue's own merge would look foreign and cause needless restarts, never a
 // wrong merge: hence observations are gathered after effects.
 //
+// # Optimistic merge
+//
+// With canOptimisticallyMerge and a pending-failure depth of at least 1, a
+// passed run of a later entry that contained the entries ahead of it (at
+// their current heads, in this base epoch) lets them merge, in line order,
+// verified by that run: a PENDING_FAILURE entry within the depth of it
+// (PENDING_FAILURE → MERGED), and a TESTING one, whose own run is then
+// cancelled (TESTING → TESTS_PASSED, LATER_TEST_RUN_PASSED, then MERGED).
+// With depth 0 a failed entry fails at once, so the setting changes
+// nothing, as the commercial queue documents.
+//
 // # Not yet
 //
-// Batching, bisection, optimistic merge, direct merge and PARALLEL lanes
-// have their settings and room in the types (Run.PRs lists several PRs
-// under test, Run.Lane, Run.Bisection, lanes), but Step runs every queue
-// as SINGLE with one PR per run. Pending-failure depth is honoured.
+// Batching, bisection, direct merge and PARALLEL lanes have their settings
+// and room in the types (Run.PRs lists several PRs under test, Run.Lane,
+// Run.Bisection, lanes), but Step runs every queue as SINGLE with one PR
+// per run.
 package mergequeue

@@ -39,6 +39,9 @@ const (
 
 	ReasonTestRunStarted = "TEST_RUN_STARTED" // ours: PENDING → TESTING
 	ReasonTestRunPassed  = "TEST_RUN_PASSED"  // ours: TESTING → TESTS_PASSED
+	// ours: TESTING → TESTS_PASSED because a later PR's run that contained
+	// it passed (optimistic merge); its own run is cancelled.
+	ReasonLaterRunPassed = "LATER_TEST_RUN_PASSED"
 )
 
 // Transition is one state change of an entry. From is empty for a first

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -50,7 +51,11 @@ func (p *propSim) check(before Snapshot, out Output) {
 		if !allowedTransitions[[2]PRState{tr.From, tr.To}] {
 			t.Fatalf("transition %s → %s (%s) of PR %d is not in table 3.5", tr.From, tr.To, tr.Reason, tr.PRNumber)
 		}
-		if tr.To == Merged && tr.From != TestsPassed && tr.Reason != ReasonManualMerge {
+		if (tr.From == PendingFailure && tr.To == Merged) || tr.Reason == ReasonLaterRunPassed {
+			optimisticSeen.Add(1)
+		}
+		optimistic := tr.From == PendingFailure && tr.Reason == ReasonMergeGraphMerge && p.snap.Queue.CanOptimisticallyMerge
+		if tr.To == Merged && tr.From != TestsPassed && tr.Reason != ReasonManualMerge && !optimistic {
 			t.Fatalf("PR %d merged from %s with %s", tr.PRNumber, tr.From, tr.Reason)
 		}
 		if tr.From == TestsPassed && tr.To == Failed && tr.Reason != ReasonMergeFailed {
@@ -235,8 +240,10 @@ func (p *propSim) command(pr int, f func(Snapshot) (Snapshot, Output, error)) {
 }
 
 // checkMerges: each merge by the queue used a SUCCEEDED run holding the PR
-// at the merged head, and the branch it merged onto was exactly what that
-// run tested: its base plus the PRs ahead, merged before it in that order.
+// at the merged head, under test (or, under optimistic merge, merged in
+// ahead of a later PR under test), and the branch it merged onto was
+// exactly what that run tested up to it: its base plus the PRs ahead,
+// merged before it in that order.
 func (p *propSim) checkMerges() {
 	t := p.t
 	t.Helper()
@@ -261,8 +268,9 @@ func (p *propSim) checkMerges() {
 		under := false
 		for _, rp := range run.PRs {
 			want = append(want, rp.PRNumber)
-			if rp.UnderTest && rp.PRNumber == m.pr && rp.HeadSHA == m.sha {
+			if rp.PRNumber == m.pr && rp.HeadSHA == m.sha && (rp.UnderTest || p.snap.Queue.CanOptimisticallyMerge) {
 				under = true
+				break
 			}
 		}
 		if !under {
@@ -275,7 +283,17 @@ func (p *propSim) checkMerges() {
 	}
 }
 
+// optimisticSeen counts the optimistic merges the generator reached (a
+// PENDING_FAILURE PR merged, or a TESTING one passed by a later run), so
+// TestProperties knows its seeds still exercise them.
+var optimisticSeen atomic.Int64
+
 func TestProperties(t *testing.T) {
+	defer func() {
+		if optimisticSeen.Load() == 0 {
+			t.Error("no seed reached an optimistic merge: the generator lost that case")
+		}
+	}()
 	seeds := 100
 	if testing.Short() {
 		seeds = 40
@@ -287,8 +305,11 @@ func TestProperties(t *testing.T) {
 				sim: newSim(t, 1+rng.IntN(4)), rng: rng,
 				submitted: map[int]bool{}, lastSeen: map[int]Entry{},
 			}
-			if rng.IntN(4) == 0 {
+			switch rng.IntN(4) {
+			case 0:
 				p.update(QueuePatch{PendingFailureDepth: ptr(1 + rng.IntN(2))})
+			case 1:
+				p.update(QueuePatch{PendingFailureDepth: ptr(rng.IntN(3)), CanOptimisticallyMerge: ptr(true)})
 			}
 			for range 250 {
 				p.act()

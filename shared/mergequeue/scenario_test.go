@@ -392,3 +392,70 @@ func TestEventsAndStatuses(t *testing.T) {
 		t.Errorf("final commit status = %+v, want success", got)
 	}
 }
+
+// TestOptimisticMerge: PR 1's run fails (a flake: the world fails a bad PR
+// only where it is under test), PR 2's run, built on top of PR 1, passes.
+// With canOptimisticallyMerge and a depth of 1 that pass merges both; with
+// depth 0 or without the setting, PR 1 fails and PR 2 is retested alone.
+func TestOptimisticMerge(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		optimistic bool
+		depth      int
+		merged     []int
+		pr1        []string
+	}{
+		{"optimistic, depth 1", true, 1, []int{1, 2}, []string{"TESTING>PENDING_FAILURE:TEST_RUN_REQUIRED_STATUS_FAILED", "PENDING_FAILURE>MERGED:MERGE_GRAPH_MERGE"}},
+		{"optimistic, depth 0", true, 0, []int{2}, []string{"TESTING>PENDING_FAILURE:TEST_RUN_REQUIRED_STATUS_FAILED", "PENDING_FAILURE>FAILED:TEST_RUN_REQUIRED_STATUS_FAILED"}},
+		{"not optimistic, depth 1", false, 1, []int{2}, []string{"TESTING>PENDING_FAILURE:TEST_RUN_REQUIRED_STATUS_FAILED", "PENDING_FAILURE>FAILED:TEST_RUN_REQUIRED_STATUS_FAILED"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSim(t, 2)
+			s.update(QueuePatch{CanOptimisticallyMerge: ptr(c.optimistic), PendingFailureDepth: ptr(c.depth)})
+			s.w.bad[1] = true
+			s.submit(1, nil)
+			s.submit(2, nil)
+			s.steps(12)
+			if diff := cmp.Diff(s.mergedOrder(), c.merged); diff != "" {
+				t.Errorf("merges (-got +want):\n%s", diff)
+			}
+			if got := s.transitionsOf(1); !slices.Equal(got[len(got)-2:], c.pr1) {
+				t.Errorf("PR 1 transitions %v, want them to end %v", got, c.pr1)
+			}
+			if c.optimistic && c.depth > 0 {
+				// Both verified by PR 2's run, which contained PR 1.
+				e1, e2 := s.entry(1), s.entry(2)
+				if e1.VerifiedByTestRun != e2.VerifiedByTestRun || s.runs[e2.VerifiedByTestRun].Status != RunSucceeded {
+					t.Errorf("PR 1 verified by %q, PR 2 by %q", e1.VerifiedByTestRun, e2.VerifiedByTestRun)
+				}
+			}
+		})
+	}
+}
+
+// TestOptimisticMergeOfATestingPR: PR 1's own run is slow; PR 2's run,
+// which contains PR 1, passes first. PR 1 passes on it (TESTS_PASSED, its
+// own run cancelled and its branch deleted), then both merge in order.
+func TestOptimisticMergeOfATestingPR(t *testing.T) {
+	s := newSim(t, 2)
+	s.update(QueuePatch{CanOptimisticallyMerge: ptr(true), PendingFailureDepth: ptr(1)})
+	s.w.slow[1] = true
+	s.submit(1, nil)
+	s.submit(2, nil)
+	s.steps(3)
+	own := s.entry(1).RunID
+	s.steps(6)
+	if diff := cmp.Diff(s.mergedOrder(), []int{1, 2}); diff != "" {
+		t.Errorf("merges (-got +want):\n%s", diff)
+	}
+	want := []string{
+		">NOT_READY:API_REQUESTED", "NOT_READY>PENDING:MERGE_ITEM_NOW_READY", "PENDING>TESTING:TEST_RUN_STARTED",
+		"TESTING>TESTS_PASSED:LATER_TEST_RUN_PASSED", "TESTS_PASSED>MERGED:MERGE_GRAPH_MERGE",
+	}
+	if diff := cmp.Diff(s.transitionsOf(1), want); diff != "" {
+		t.Errorf("PR 1 transitions (-got +want):\n%s", diff)
+	}
+	if r := s.runs[own]; r.Status != RunCancelled || r.Reason != ReasonLaterRunPassed || !s.w.deleted[r.TestBranch] {
+		t.Errorf("PR 1's own run: %s %s, branch deleted %v", r.Status, r.Reason, s.w.deleted[r.TestBranch])
+	}
+}

@@ -320,17 +320,25 @@ func (m *machine) evaluateLines() {
 				m.restart(e, ReasonPrerequisiteFailed, false)
 				continue
 			}
-			switch e.State {
-			case PendingFailure:
+			rescue := m.optimisticRun(line, idx)
+			switch {
+			case e.State == PendingFailure && rescue == nil:
 				if allPassed(ahead) && m.depthSatisfied(line[idx+1:]) {
 					e.Position = 0
 					m.transition(e, Failed, r.Reason)
 					continue
 				}
-			case TestsPassed:
-				if len(ahead) == 0 && mergeAllowed {
-					m.requestMerge(e, r)
+			case e.State == TestsPassed && len(ahead) == 0 && mergeAllowed:
+				m.requestMerge(e, r)
+			case rescue != nil && len(ahead) == 0 && mergeAllowed:
+				if e.State == Testing {
+					// Its own run no longer matters: a later run that
+					// contained it passed. TESTS_PASSED first, so the
+					// entry takes only the transitions of table 3.5.
+					m.endRun(r, RunCancelled, ReasonLaterRunPassed)
+					m.transition(e, TestsPassed, ReasonLaterRunPassed)
 				}
+				m.requestMerge(e, rescue)
 			}
 			ahead = append(ahead, e)
 		}
@@ -340,6 +348,63 @@ func (m *machine) evaluateLines() {
 func allPassed(ahead []*Entry) bool {
 	for _, a := range ahead {
 		if a.State != TestsPassed {
+			return false
+		}
+	}
+	return true
+}
+
+// optimisticRun is the run that lets line[idx] merge optimistically
+// (contract 3.7), nil when there is none: with canOptimisticallyMerge and a
+// pending-failure depth of at least 1 (with depth 0 a failed PR fails at
+// once, so optimistic merge changes nothing, as the commercial queue
+// documents), the passed run of a later entry of the line that contained
+// line[idx] and every entry between them at the heads they have now, in
+// this base epoch. Each PENDING_FAILURE entry it rescues must be within
+// the depth of it; entries between that wait to restart (PENDING) stop
+// the search, since their place in the line is being retested.
+func (m *machine) optimisticRun(line []*Entry, idx int) *Run {
+	q := m.s.Queue
+	e := line[idx]
+	if !q.CanOptimisticallyMerge || q.PendingFailureDepth < 1 || (e.State != Testing && e.State != PendingFailure) {
+		return nil
+	}
+	for j := idx + 1; j < len(line); j++ {
+		if !line[j-1].State.inFlight() {
+			return nil
+		}
+		later := line[j]
+		if later.State != TestsPassed {
+			continue
+		}
+		r := m.run(later.RunID)
+		if r != nil && r.Status == RunSucceeded && r.BaseEpoch == m.s.BaseEpoch &&
+			containsAll(r, line[idx:j]) && pendingFailuresWithin(line[idx:j], j-idx, q.PendingFailureDepth) {
+			return r
+		}
+	}
+	return nil
+}
+
+// containsAll reports whether run r merged each of es in, at its current
+// head and episode, ahead of the PR it tested.
+func containsAll(r *Run, es []*Entry) bool {
+	for _, e := range es {
+		if !slices.ContainsFunc(r.PRs, func(p RunPR) bool {
+			return !p.UnderTest && p.EntryID == e.ID && p.Episode == e.Episode && p.HeadSHA == e.PR.HeadSHA
+		}) {
+			return false
+		}
+	}
+	return true
+}
+
+// pendingFailuresWithin reports whether every PENDING_FAILURE entry of es
+// (the entries from the one to merge up to the passing one, which is dist
+// places behind es[0]) is at most depth places ahead of the passing entry.
+func pendingFailuresWithin(es []*Entry, dist, depth int) bool {
+	for k, e := range es {
+		if e.State == PendingFailure && dist-k > depth {
 			return false
 		}
 	}
@@ -420,8 +485,8 @@ func missingReason(pe *Entry, p RunPR) string {
 func (m *machine) requestMerge(e *Entry, r *Run) {
 	sha := e.PR.HeadSHA
 	for _, p := range r.PRs {
-		if p.EntryID == e.ID && p.UnderTest {
-			sha = p.HeadSHA
+		if p.EntryID == e.ID && p.Episode == e.Episode {
+			sha = p.HeadSHA // under test, or contained by an optimistic run
 		}
 	}
 	e.Intent = &MergeIntent{

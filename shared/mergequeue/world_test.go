@@ -22,6 +22,7 @@ type world struct {
 
 	bad       map[int]bool // a run with this PR under test fails its checks
 	hold      map[int]bool // a run with this PR among its heads stays pending
+	slow      map[int]bool // a run with this PR under test stays pending
 	conflicts map[int]bool // merging this PR into a test branch conflicts
 	refuse    map[int]bool // the merge API refuses this PR
 
@@ -62,7 +63,7 @@ func newWorld() *world {
 	w := &world{
 		branch: "main", commits: map[string][]int{}, prs: map[int]*ghPR{},
 		protection: []string{"ci"},
-		bad:        map[int]bool{}, hold: map[int]bool{}, conflicts: map[int]bool{}, refuse: map[int]bool{},
+		bad:        map[int]bool{}, hold: map[int]bool{}, slow: map[int]bool{}, conflicts: map[int]bool{}, refuse: map[int]bool{},
 		builds: map[string]string{}, built: map[string]string{}, buildHeads: map[string][]RunPR{},
 		statuses: map[int]SetStatus{}, events: map[string]Event{}, deleted: map[string]bool{},
 	}
@@ -186,7 +187,7 @@ func (w *world) observe() Observations {
 	for id, sha := range w.builds {
 		state := "success"
 		for _, h := range w.buildHeads[id] {
-			if w.hold[h.PRNumber] {
+			if w.hold[h.PRNumber] || h.UnderTest && w.slow[h.PRNumber] {
 				state = "pending"
 			}
 		}
