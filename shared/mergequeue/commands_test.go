@@ -244,3 +244,38 @@ func TestCreateQueueAppliesTheDefaults(t *testing.T) {
 		t.Errorf("concurrency 0: %v", err)
 	}
 }
+
+func TestTargetsIntersect(t *testing.T) {
+	api, web, apiDocs := NewTargets(false, []string{"api"}), NewTargets(false, []string{"web"}), NewTargets(false, []string{"docs", "api"})
+	all, none := NewTargets(true, nil), NewTargets(false, []string{})
+	for _, c := range []struct {
+		name string
+		a, b *Targets
+		want bool
+	}{
+		{"shared name", api, apiDocs, true},
+		{"disjoint names", api, web, false},
+		{"ALL and a name", all, web, true},
+		{"ALL and ALL", all, all, true},
+		{"ALL and none", all, none, false},
+		{"none and none", none, none, false},
+		{"unknown and a name", nil, web, true},
+	} {
+		if got := c.a.Intersects(c.b); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+		if got := c.b.Intersects(c.a); got != c.want {
+			t.Errorf("%s (swapped): %v, want %v", c.name, got, c.want)
+		}
+	}
+	// A name always meets itself, whatever else either list holds.
+	many := make([]string, 500)
+	for i := range many {
+		many[i] = "target-" + strings.Repeat("x", i%7) + string(rune('a'+i%26))
+	}
+	for _, n := range many[:50] {
+		if !NewTargets(false, many).Intersects(NewTargets(false, []string{n})) {
+			t.Fatalf("%q is in the list but does not intersect it", n)
+		}
+	}
+}

@@ -79,10 +79,21 @@
 // With depth 0 a failed entry fails at once, so the setting changes
 // nothing, as the commercial queue documents.
 //
+// # Parallel lanes
+//
+// In PARALLEL mode a PR needs its impacted targets (setImpactedTargets, for
+// its head; the driver reads them into Observations.Targets) to leave
+// NOT_READY, and depends on every earlier entry of the line whose targets
+// intersect its own ("ALL" intersects all but an empty list; an empty
+// list intersects nothing) and, transitively, on theirs. It is tested on
+// top of those only, merges once they have, and a failure restarts only
+// the PRs that depended on it. The engine keeps targets as 1,024-bit
+// fingerprints (Targets): a false overlap only joins two lanes. Lanes
+// share the queue's concurrency.
+//
 // # Not yet
 //
-// Batching, bisection, direct merge and PARALLEL lanes have their settings
-// and room in the types (Run.PRs lists several PRs under test, Run.Lane,
-// Run.Bisection, lanes), but Step runs every queue as SINGLE with one PR
-// per run.
+// Batching, bisection and direct merge have their settings and room in the
+// types (Run.PRs lists several PRs under test, Run.Bisection), but Step
+// tests one PR per run.
 package mergequeue

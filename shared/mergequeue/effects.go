@@ -175,6 +175,16 @@ type Observations struct {
 	Builds           []BuildResult
 	Checks           []RunChecks
 	Merges           []MergeResult
+	// Targets are the impacted targets of the PRs NeedsTargets names that
+	// were set (setImpactedTargets); a PR with none set is left out.
+	Targets []TargetsObservation
+}
+
+// TargetsObservation is the impacted targets set for a PR's head.
+type TargetsObservation struct {
+	PRNumber int
+	HeadSHA  string
+	Targets  *Targets
 }
 
 // BranchProtection holds the required status contexts of the target branch.

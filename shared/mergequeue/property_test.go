@@ -117,6 +117,7 @@ func (p *propSim) save(before Snapshot, snap Snapshot, out Output, perform func(
 	p.t.Helper()
 	p.history = append(p.history, before)
 	p.snap = snap
+	p.w.parallel = snap.Queue.Mode == ModeParallel
 	p.record(out)
 	p.check(before, out)
 	perform(out.Effects)
@@ -176,6 +177,16 @@ func (p *propSim) act() {
 		w.bad[pr] = r.IntN(5) == 0
 		w.hold[pr] = r.IntN(8) == 0
 		w.conflicts[pr] = r.IntN(20) == 0
+		switch k := r.IntN(12); {
+		case k == 0:
+			w.allTargets[pr] = true
+		case k == 1:
+			w.targets[pr] = []string{}
+		case k == 2: // none set yet: NOT_READY in PARALLEL mode
+		default:
+			universe := []string{"api", "web", "db", "docs", "cli"}
+			w.targets[pr] = []string{universe[r.IntN(5)], universe[r.IntN(5)]}
+		}
 		if r.IntN(10) == 0 {
 			w.prs[pr].mergeability = MergeabilityBusy
 		}
@@ -277,8 +288,34 @@ func (p *propSim) checkMerges() {
 			t.Fatalf("PR %d merged at %s, but run %s did not test it there: %+v", m.pr, m.sha, run.ID, run.PRs)
 		}
 		got := append(slices.Clone(p.w.commits[m.before]), m.pr)
-		if !slices.Equal(got, want) {
-			t.Fatalf("PR %d merged onto %v; its run %s tested %v", m.pr, got, run.ID, want)
+		if !m.parallel {
+			if !slices.Equal(got, want) {
+				t.Fatalf("PR %d merged onto %v; its run %s tested %v", m.pr, got, run.ID, want)
+			}
+			continue
+		}
+		// PARALLEL: what the run tested merged first, in the run's order
+		// (a PR never merges before one it depends on); whatever else
+		// merged since the run's base is another lane's, so its targets
+		// do not meet this PR's.
+		if !allIn(want[len(p.w.commits[run.BaseSHA]):], got) {
+			t.Fatalf("PR %d merged onto %v; its run %s tested %v, not all merged first", m.pr, got, run.ID, want)
+		}
+		for i, x := range want {
+			for _, y := range want[i+1:] {
+				if x > 0 && y > 0 && p.w.intersects(x, y) && slices.Index(got, x) > slices.Index(got, y) {
+					t.Fatalf("PR %d merged before PR %d, which its run %s tested ahead of it: %v", y, x, run.ID, got)
+				}
+			}
+		}
+		for _, x := range got[len(p.w.commits[run.BaseSHA]) : len(got)-1] {
+			if slices.Contains(want, x) {
+				continue
+			}
+			if x < 0 || p.w.intersects(x, m.pr) {
+				t.Fatalf("PR %d merged onto %v with %d, which its run %s did not test (%v) and which shares its targets", m.pr, got, x, run.ID, want)
+			}
+			lanesSeen.Add(1)
 		}
 	}
 }
@@ -288,11 +325,19 @@ func (p *propSim) checkMerges() {
 // TestProperties knows its seeds still exercise them.
 var optimisticSeen atomic.Int64
 
+// lanesSeen counts the PRs of another lane merged between a run's base and
+// its PR's merge: PARALLEL lanes really ran side by side.
+var lanesSeen atomic.Int64
+
 func TestProperties(t *testing.T) {
 	defer func() {
 		if optimisticSeen.Load() == 0 {
 			t.Error("no seed reached an optimistic merge: the generator lost that case")
 		}
+		if lanesSeen.Load() == 0 {
+			t.Error("no seed merged two PARALLEL lanes side by side: the generator lost that case")
+		}
+		t.Logf("optimistic merges %d, side-by-side lane merges %d", optimisticSeen.Load(), lanesSeen.Load())
 	}()
 	seeds := 100
 	if testing.Short() {
@@ -317,6 +362,9 @@ func TestProperties(t *testing.T) {
 			// Then calm: GitHub settles, the queue runs, the driver behaves.
 			for _, pr := range p.w.order {
 				delete(p.w.hold, pr)
+				if _, ok := p.w.targets[pr]; !ok && !p.w.allTargets[pr] {
+					p.w.targets[pr] = []string{"late"}
+				}
 			}
 			p.command(0, func(s Snapshot) (Snapshot, Output, error) {
 				return UpdateQueue(s, QueuePatch{State: ptr("RUNNING")}, p.now)
@@ -337,4 +385,14 @@ func TestProperties(t *testing.T) {
 			}
 		})
 	}
+}
+
+// allIn reports whether every element of sub is in seq.
+func allIn(sub, seq []int) bool {
+	for _, x := range sub {
+		if !slices.Contains(seq, x) {
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package mergequeue
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -457,5 +458,66 @@ func TestOptimisticMergeOfATestingPR(t *testing.T) {
 	}
 	if r := s.runs[own]; r.Status != RunCancelled || r.Reason != ReasonLaterRunPassed || !s.w.deleted[r.TestBranch] {
 		t.Errorf("PR 1's own run: %s %s, branch deleted %v", r.Status, r.Reason, s.w.deleted[r.TestBranch])
+	}
+}
+
+// TestParallelLanes: in PARALLEL mode PRs 1 (api) and 2 (web) test side by
+// side on the target branch alone; PR 3 (api, docs) is tested on top of
+// PR 1 only. PR 1 is slow, so PR 2 merges first; a PR without targets waits
+// in NOT_READY.
+func TestParallelLanes(t *testing.T) {
+	s := newSim(t, 3)
+	s.update(QueuePatch{Mode: ptr("PARALLEL")})
+	s.w.targets[1], s.w.targets[2], s.w.targets[3] = []string{"api"}, []string{"web"}, []string{"api", "docs"}
+	s.w.slow[1] = true
+	for pr := 1; pr <= 4; pr++ {
+		s.submit(pr, nil)
+	}
+	s.steps(4)
+	if got := s.state(4); got != NotReady {
+		t.Errorf("PR 4 without targets is %s, want NOT_READY", got)
+	}
+	dependents := func(pr int) []int {
+		var out []int
+		for _, p := range s.runs[s.entry(pr).RunID].PRs {
+			if !p.UnderTest {
+				out = append(out, p.PRNumber)
+			}
+		}
+		return out
+	}
+	if d1, d2, d3 := dependents(1), dependents(2), dependents(3); len(d1) != 0 || len(d2) != 0 || !slices.Equal(d3, []int{1}) {
+		t.Errorf("tested on top of: PR 1 %v, PR 2 %v, PR 3 %v; want [], [], [1]", d1, d2, d3)
+	}
+	if diff := cmp.Diff(s.mergedOrder(), []int{2}); diff != "" {
+		t.Errorf("while PR 1 tests (-got +want):\n%s", diff)
+	}
+	delete(s.w.slow, 1)
+	s.steps(6)
+	if diff := cmp.Diff(s.mergedOrder(), []int{2, 1, 3}); diff != "" {
+		t.Errorf("merges (-got +want):\n%s", diff)
+	}
+}
+
+// TestParallelFailureResetsOnlyItsLane: PR 1 (api) fails; PR 3, tested on
+// top of it, restarts without it; PR 2 (web) is not touched.
+func TestParallelFailureResetsOnlyItsLane(t *testing.T) {
+	s := newSim(t, 3)
+	s.update(QueuePatch{Mode: ptr("PARALLEL")})
+	s.w.targets[1], s.w.targets[2], s.w.targets[3] = []string{"api"}, []string{"web"}, []string{"api"}
+	s.w.bad[1] = true
+	s.w.slow[2] = true
+	for pr := 1; pr <= 3; pr++ {
+		s.submit(pr, nil)
+	}
+	s.steps(8)
+	if s.state(1) != Failed || s.state(3) != Merged || s.state(2) != Testing {
+		t.Fatalf("states 1 %s, 2 %s, 3 %s; want FAILED, TESTING, MERGED", s.state(1), s.state(2), s.state(3))
+	}
+	if got := s.transitionsOf(3); !slices.Contains(got, "TESTS_PASSED>PENDING:PREREQUISITE_MERGE_ITEM_FAILED") && !slices.Contains(got, "TESTING>PENDING:PREREQUISITE_MERGE_ITEM_FAILED") {
+		t.Errorf("PR 3 did not restart after PR 1 failed: %v", got)
+	}
+	if got := s.transitionsOf(2); slices.ContainsFunc(got, func(tr string) bool { return strings.HasSuffix(tr, "PREREQUISITE_MERGE_ITEM_FAILED") }) {
+		t.Errorf("PR 2, in another lane, restarted: %v", got)
 	}
 }

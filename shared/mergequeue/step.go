@@ -32,6 +32,7 @@ func Step(s Snapshot, obs Observations, now time.Time, newID func() string) (Sna
 	m.observeMerges(obs.Merges, prObs)
 	bumped := m.observePRs(obs.PRs)
 	m.observeHead(obs.TargetHeadSHA, bumped)
+	m.observeTargets(obs.Targets)
 	m.observeBuilds(obs.Builds)
 	m.observeChecks(obs.Checks)
 	m.timeouts()
@@ -266,10 +267,11 @@ func (m *machine) deferredCancels() {
 	}
 }
 
-// ready is the readiness rule of contract 3.5 for SINGLE mode.
+// ready is the readiness rule of contract 3.5: in PARALLEL mode the PR's
+// impacted targets must also be known for its head.
 func (m *machine) ready(e *Entry) bool {
 	return e.PR.HeadSHA != "" && e.PR.Mergeability == Mergeable && !e.PR.Draft &&
-		e.PR.BaseBranch == m.s.Queue.Branch
+		e.PR.BaseBranch == m.s.Queue.Branch && (m.s.Queue.Mode != ModeParallel || e.targetsKnown())
 }
 
 func (m *machine) promoteReady() {
@@ -281,11 +283,21 @@ func (m *machine) promoteReady() {
 	}
 }
 
-// lanes returns the testing lines: the entries that hold a place, in
-// position order. SINGLE mode has one lane. PARALLEL mode will split it by
-// impacted targets; until then it runs as one lane, which is correct (every
-// PR is tested on top of all those ahead) but not parallel.
-func (m *machine) lanes() [][]*Entry {
+// observeTargets keeps the impacted targets observed for each PR's head.
+func (m *machine) observeTargets(obs []TargetsObservation) {
+	for _, o := range obs {
+		e, ok := m.entryFor(o.PRNumber)
+		if !ok || !e.Active() || o.Targets == nil || o.HeadSHA == "" || (e.TargetsSHA == o.HeadSHA && e.Targets != nil) {
+			continue
+		}
+		e.Targets, e.TargetsSHA = o.Targets, o.HeadSHA
+		m.touchEntry(e)
+	}
+}
+
+// line returns the entries that hold a place in the testing line, in
+// position order.
+func (m *machine) line() []*Entry {
 	var line []*Entry
 	for i := range m.s.Entries {
 		e := &m.s.Entries[i]
@@ -294,54 +306,137 @@ func (m *machine) lanes() [][]*Entry {
 		}
 	}
 	slices.SortFunc(line, func(a, b *Entry) int { return cmp.Compare(a.Position, b.Position) })
-	return [][]*Entry{line}
+	return line
 }
 
-// evaluateLines checks each in-flight entry against the PRs now ahead of
-// it: a run built on anything else restarts; a pending failure with every
-// PR ahead passed fails; the first passed PR of a line merges.
-func (m *machine) evaluateLines() {
-	mergeAllowed := m.s.Queue.State != QueuePaused
-	for _, line := range m.lanes() {
-		ahead := make([]*Entry, 0, len(line))
-		for idx, e := range line {
-			if e.Intent != nil {
-				ahead = append(ahead, e)
-				continue
+// dependsOn reports whether e is tested on top of the earlier entry x:
+// always in SINGLE mode (one lane); in PARALLEL mode when their impacted
+// targets intersect (unknown targets intersect everything).
+func (m *machine) dependsOn(e, x *Entry) bool {
+	return m.s.Queue.Mode != ModeParallel || e.Targets.Intersects(x.Targets)
+}
+
+// dependencies returns, in PARALLEL mode, for each entry of line the
+// indexes (ascending) of the earlier entries it is tested on top of: those
+// it depends on and, transitively, theirs. Dependencies only point back,
+// so a PR joining the line never changes what the PRs already in it were
+// built on, and a failure resets only the PRs that depended on it. In
+// SINGLE mode each entry depends on all those ahead of it, and it returns
+// nil: the callers walk the line instead, which allocates nothing.
+func (m *machine) dependencies(line []*Entry) [][]int {
+	if m.s.Queue.Mode != ModeParallel {
+		return nil
+	}
+	deps := make([][]int, len(line))
+	for i, e := range line {
+		deps[i] = m.closure(line, deps[:i], e)
+	}
+	return deps
+}
+
+// closure is the indexes of the entries of line (whose dependencies are
+// deps) that e, coming after all of them, would be tested on top of in
+// PARALLEL mode.
+func (m *machine) closure(line []*Entry, deps [][]int, e *Entry) []int {
+	marked := make([]bool, len(deps))
+	for i := range deps {
+		if !marked[i] && m.dependsOn(e, line[i]) {
+			marked[i] = true
+			for _, d := range deps[i] {
+				marked[d] = true
 			}
-			var r *Run
-			if e.RunID != "" {
-				r = m.run(e.RunID)
-				if reason, ok := m.valid(r, e, ahead); !ok {
-					m.restart(e, reason, false)
-					continue
-				}
-			} else if e.State != Pending {
-				m.restart(e, ReasonPrerequisiteFailed, false)
-				continue
-			}
-			rescue := m.optimisticRun(line, idx)
-			switch {
-			case e.State == PendingFailure && rescue == nil:
-				if allPassed(ahead) && m.depthSatisfied(line[idx+1:]) {
-					e.Position = 0
-					m.transition(e, Failed, r.Reason)
-					continue
-				}
-			case e.State == TestsPassed && len(ahead) == 0 && mergeAllowed:
-				m.requestMerge(e, r)
-			case rescue != nil && len(ahead) == 0 && mergeAllowed:
-				if e.State == Testing {
-					// Its own run no longer matters: a later run that
-					// contained it passed. TESTS_PASSED first, so the
-					// entry takes only the transitions of table 3.5.
-					m.endRun(r, RunCancelled, ReasonLaterRunPassed)
-					m.transition(e, TestsPassed, ReasonLaterRunPassed)
-				}
-				m.requestMerge(e, rescue)
-			}
-			ahead = append(ahead, e)
 		}
+	}
+	var out []int
+	for i, ok := range marked {
+		if ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// inLine is the entries of line at idxs that still hold a place in it (an
+// entry restarted or failed earlier in the same pass no longer does).
+func inLine(line []*Entry, idxs []int) []*Entry {
+	out := make([]*Entry, 0, len(idxs))
+	for _, i := range idxs {
+		if line[i].Active() && line[i].Position > 0 {
+			out = append(out, line[i])
+		}
+	}
+	return out
+}
+
+// dependents is the entries of line after idx that depend on line[idx],
+// in line order: in SINGLE mode (deps nil) all of them.
+func dependents(line []*Entry, deps [][]int, idx int) []*Entry {
+	if deps == nil {
+		return line[idx+1:]
+	}
+	var out []*Entry
+	for j := idx + 1; j < len(line); j++ {
+		if _, ok := slices.BinarySearch(deps[j], idx); ok {
+			out = append(out, line[j])
+		}
+	}
+	return out
+}
+
+// evaluateLines checks each in-flight entry against the PRs it now depends
+// on: a run built on anything else restarts; a pending failure with every
+// PR it depends on passed fails; a passed PR that depends on nothing
+// unmerged merges.
+func (m *machine) evaluateLines() {
+	line := m.line()
+	deps := m.dependencies(line)
+	var kept []*Entry // SINGLE mode: the entries so far that still hold a place
+	for idx, e := range line {
+		ahead := kept
+		if deps != nil {
+			ahead = inLine(line, deps[idx])
+		}
+		if e.Intent == nil {
+			m.evaluate(e, ahead, dependents(line, deps, idx))
+		}
+		if e.Active() && e.Position > 0 {
+			kept = append(kept, e)
+		}
+	}
+}
+
+// evaluate is evaluateLines for one entry without a merge in flight.
+func (m *machine) evaluate(e *Entry, ahead, behind []*Entry) {
+	var r *Run
+	if e.RunID != "" {
+		r = m.run(e.RunID)
+		if reason, ok := m.valid(r, e, ahead); !ok {
+			m.restart(e, reason, false)
+			return
+		}
+	} else if e.State != Pending {
+		m.restart(e, ReasonPrerequisiteFailed, false)
+		return
+	}
+	mergeAllowed := m.s.Queue.State != QueuePaused
+	rescue := m.optimisticRun(e, ahead, behind)
+	switch {
+	case e.State == PendingFailure && rescue == nil:
+		if allPassed(ahead) && m.depthSatisfied(behind) {
+			e.Position = 0
+			m.transition(e, Failed, r.Reason)
+		}
+	case e.State == TestsPassed && len(ahead) == 0 && mergeAllowed:
+		m.requestMerge(e, r)
+	case rescue != nil && len(ahead) == 0 && mergeAllowed:
+		if e.State == Testing {
+			// Its own run no longer matters: a later run that contained
+			// it passed. TESTS_PASSED first, so the entry takes only the
+			// transitions of table 3.5.
+			m.endRun(r, RunCancelled, ReasonLaterRunPassed)
+			m.transition(e, TestsPassed, ReasonLaterRunPassed)
+		}
+		m.requestMerge(e, rescue)
 	}
 }
 
@@ -354,65 +449,64 @@ func allPassed(ahead []*Entry) bool {
 	return true
 }
 
-// optimisticRun is the run that lets line[idx] merge optimistically
-// (contract 3.7), nil when there is none: with canOptimisticallyMerge and a
+// optimisticRun is the run that lets e merge optimistically (contract
+// 3.7), nil when there is none: with canOptimisticallyMerge and a
 // pending-failure depth of at least 1 (with depth 0 a failed PR fails at
 // once, so optimistic merge changes nothing, as the commercial queue
-// documents), the passed run of a later entry of the line that contained
-// line[idx] and every entry between them at the heads they have now, in
-// this base epoch. Each PENDING_FAILURE entry it rescues must be within
-// the depth of it; entries between that wait to restart (PENDING) stop
-// the search, since their place in the line is being retested.
-func (m *machine) optimisticRun(line []*Entry, idx int) *Run {
+// documents), the passed run, in this base epoch, of an entry behind e
+// that depends on it, within the depth when e is PENDING_FAILURE, that
+// merged e in at its current head on top of exactly what e depends on now
+// and what the queue has merged since (so e lands on what that run
+// tested).
+func (m *machine) optimisticRun(e *Entry, ahead, behind []*Entry) *Run {
 	q := m.s.Queue
-	e := line[idx]
 	if !q.CanOptimisticallyMerge || q.PendingFailureDepth < 1 || (e.State != Testing && e.State != PendingFailure) {
 		return nil
 	}
-	for j := idx + 1; j < len(line); j++ {
-		if !line[j-1].State.inFlight() {
+	for k, later := range behind {
+		if e.State == PendingFailure && k >= q.PendingFailureDepth {
 			return nil
 		}
-		later := line[j]
 		if later.State != TestsPassed {
 			continue
 		}
-		r := m.run(later.RunID)
-		if r != nil && r.Status == RunSucceeded && r.BaseEpoch == m.s.BaseEpoch &&
-			containsAll(r, line[idx:j]) && pendingFailuresWithin(line[idx:j], j-idx, q.PendingFailureDepth) {
+		if r := m.run(later.RunID); r != nil && r.Status == RunSucceeded && r.BaseEpoch == m.s.BaseEpoch && m.builtOn(r, e, ahead) {
 			return r
 		}
 	}
 	return nil
 }
 
-// containsAll reports whether run r merged each of es in, at its current
-// head and episode, ahead of the PR it tested.
-func containsAll(r *Run, es []*Entry) bool {
-	for _, e := range es {
-		if !slices.ContainsFunc(r.PRs, func(p RunPR) bool {
-			return !p.UnderTest && p.EntryID == e.ID && p.Episode == e.Episode && p.HeadSHA == e.PR.HeadSHA
-		}) {
+// builtOn reports whether run r merged e in, at its current head, after
+// exactly the entries ahead (at theirs) and those the queue merged since.
+func (m *machine) builtOn(r *Run, e *Entry, ahead []*Entry) bool {
+	k := 0
+	for _, p := range r.PRs {
+		if p.EntryID == e.ID {
+			return !p.UnderTest && p.Episode == e.Episode && p.HeadSHA == e.PR.HeadSHA && k == len(ahead)
+		}
+		if m.mergedByQueueAt(p) {
+			continue
+		}
+		if k >= len(ahead) || ahead[k].ID != p.EntryID || ahead[k].Episode != p.Episode || ahead[k].PR.HeadSHA != p.HeadSHA {
 			return false
 		}
+		k++
 	}
-	return true
+	return false
 }
 
-// pendingFailuresWithin reports whether every PENDING_FAILURE entry of es
-// (the entries from the one to merge up to the passing one, which is dist
-// places behind es[0]) is at most depth places ahead of the passing entry.
-func pendingFailuresWithin(es []*Entry, dist, depth int) bool {
-	for k, e := range es {
-		if e.State == PendingFailure && dist-k > depth {
-			return false
-		}
-	}
-	return true
+// mergedByQueueAt reports whether the queue merged p's entry, in p's
+// episode, at p's head.
+func (m *machine) mergedByQueueAt(p RunPR) bool {
+	pe := m.entryByIDPtr(p.EntryID)
+	return pe != nil && pe.Episode == p.Episode && pe.State == Merged &&
+		pe.Reason == ReasonMergeGraphMerge && pe.PR.HeadSHA == p.HeadSHA
 }
 
 // depthSatisfied is the pending-failure depth rule: the failing PR waits
-// until up to PendingFailureDepth PRs behind it have finished their runs.
+// until up to PendingFailureDepth PRs behind it (those that depend on it)
+// have finished their runs.
 func (m *machine) depthSatisfied(behind []*Entry) bool {
 	n := min(m.s.Queue.PendingFailureDepth, len(behind))
 	for _, b := range behind[:max(n, 0)] {
@@ -446,8 +540,7 @@ func (m *machine) valid(r *Run, e *Entry, ahead []*Entry) (string, bool) {
 			continue
 		}
 		pe := m.entryByIDPtr(p.EntryID)
-		if pe != nil && pe.Episode == p.Episode && pe.State == Merged &&
-			pe.Reason == ReasonMergeGraphMerge && pe.PR.HeadSHA == p.HeadSHA {
+		if m.mergedByQueueAt(p) {
 			continue
 		}
 		if k >= len(ahead) || ahead[k].ID != p.EntryID || ahead[k].Episode != p.Episode ||
@@ -531,25 +624,26 @@ func (m *machine) jumpTheLine() {
 	if !urgent {
 		return
 	}
-	inProgress := m.inProgress()
-	for _, line := range m.lanes() {
-		j := slices.IndexFunc(line, func(e *Entry) bool { return e.Priority > PriorityUrgent && e.Intent == nil })
-		if j < 0 {
-			continue
+	// In PARALLEL mode too the whole line behind restarts: simpler than
+	// finding which lanes the urgent PR will join, and correct.
+	line := m.line()
+	j := slices.IndexFunc(line, func(e *Entry) bool { return e.Priority > PriorityUrgent && e.Intent == nil })
+	if j < 0 {
+		return
+	}
+	freed := 0
+	for _, e := range line[j:] {
+		if r := m.run(e.RunID); r != nil && r.Status == RunInProgress {
+			freed++
 		}
-		freed := 0
-		for _, e := range line[j:] {
-			if r := m.run(e.RunID); r != nil && r.Status == RunInProgress {
-				freed++
-			}
-		}
-		if inProgress-freed >= m.concurrency() {
-			continue // the urgent PR would not start anyway
-		}
-		for _, e := range line[j:] {
+	}
+	if m.inProgress()-freed >= m.concurrency() {
+		return // the urgent PR would not start anyway
+	}
+	for _, e := range line[j:] {
+		if e.Intent == nil { // in PARALLEL mode another lane's merge may be in flight
 			m.restart(e, ReasonSkipTheLine, false)
 		}
-		inProgress -= freed
 	}
 }
 
@@ -576,7 +670,7 @@ func (m *machine) requiredStatuses() (contexts []string, source string, known bo
 
 // startRuns fills free testing slots: first the entries restarting in
 // place (in line order), then PENDING entries by priority, then submit
-// order, each tested on top of the whole line ahead of it.
+// order, each tested on top of the entries of the line it depends on.
 func (m *machine) startRuns() {
 	q := m.s.Queue
 	if q.State == QueuePaused || m.s.TargetHead == "" {
@@ -587,37 +681,46 @@ func (m *machine) startRuns() {
 		return
 	}
 	inProgress := m.inProgress()
-	for _, line := range m.lanes() {
-		for idx, e := range line {
-			if inProgress >= m.concurrency() {
-				return
-			}
-			if e.State == Pending && e.RunID == "" {
-				m.startRun(e, line[:idx], required, source)
-				inProgress++
-			}
+	line := m.line()
+	deps := m.dependencies(line)
+	for idx, e := range line {
+		if inProgress >= m.concurrency() {
+			return
 		}
-		if q.State != QueueRunning || inProgress >= m.concurrency() {
-			continue // draining: nothing joins the line; or no slot is free
-		}
-		var waiting []*Entry
-		for i := range m.s.Entries {
-			e := &m.s.Entries[i]
-			if e.State == Pending && e.Position == 0 {
-				waiting = append(waiting, e)
+		if e.State == Pending && e.RunID == "" {
+			ahead := line[:idx]
+			if deps != nil {
+				ahead = inLine(line, deps[idx])
 			}
-		}
-		slices.SortFunc(waiting, func(a, b *Entry) int {
-			return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Seq, b.Seq))
-		})
-		for _, e := range waiting {
-			if inProgress >= m.concurrency() {
-				return
-			}
-			m.startRun(e, line, required, source)
-			line = append(line, e)
+			m.startRun(e, ahead, required, source)
 			inProgress++
 		}
+	}
+	if q.State != QueueRunning {
+		return // draining: nothing joins the line
+	}
+	var waiting []*Entry
+	for i := range m.s.Entries {
+		e := &m.s.Entries[i]
+		if e.State == Pending && e.Position == 0 {
+			waiting = append(waiting, e)
+		}
+	}
+	slices.SortFunc(waiting, func(a, b *Entry) int {
+		return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Seq, b.Seq))
+	})
+	for _, e := range waiting {
+		if inProgress >= m.concurrency() {
+			return
+		}
+		ahead := line
+		if deps != nil {
+			d := m.closure(line, deps, e)
+			ahead, deps = inLine(line, d), append(deps, d)
+		}
+		m.startRun(e, ahead, required, source)
+		line = append(line, e)
+		inProgress++
 	}
 }
 
@@ -668,8 +771,9 @@ func (m *machine) emitBuild(r *Run) {
 // within RetryInterval. Both are safe to repeat: a build recreates the same
 // branches, and a merge is pinned to a head GitHub merges at most once. A
 // merge is not repeated once the target branch changed under the queue
-// (its base is no longer the tested one): if the PR is seen still open and
-// unmerged, the intent is dropped and the entry restarts.
+// (its base is no longer the tested one): if the PR is seen unmerged, the
+// intent is dropped and the entry restarts (or is cancelled, if that was
+// asked for meanwhile: a PR closed while its merge was in flight).
 func (m *machine) retries(prObs map[int]*PRObservation) {
 	for i := range m.s.Runs {
 		r := &m.s.Runs[i]
@@ -687,9 +791,16 @@ func (m *machine) retries(prObs map[int]*PRObservation) {
 		e := &m.s.Entries[i]
 		if e.Active() && e.Intent != nil && !m.now.Before(e.Intent.RequestedAt.Add(RetryInterval)) {
 			if e.Intent.BaseEpoch != m.s.BaseEpoch {
-				if o := prObs[e.PRNumber]; o != nil && o.State == PROpen {
+				// Seen unmerged (open, or closed meanwhile): the merge
+				// did not happen and will not be repeated.
+				if o := prObs[e.PRNumber]; o != nil && o.State != PRMerged {
 					e.Intent = nil
-					m.restart(e, ReasonManualPush, false)
+					if reason := e.CancelRequested; reason != "" {
+						e.CancelRequested = ""
+						m.cancel(e, reason)
+					} else {
+						m.restart(e, ReasonManualPush, false)
+					}
 				}
 				continue
 			}

@@ -20,8 +20,8 @@ const (
 // Mode is how a queue forms its lanes (contract 3.3).
 type Mode string
 
-// The modes. PARALLEL is accepted and stored, but the engine runs it as one
-// lane for now (see lanes).
+// The modes. In PARALLEL mode a PR is tested on top of the earlier PRs its
+// impacted targets depend on (see dependencies).
 const (
 	ModeSingle   Mode = "SINGLE"
 	ModeParallel Mode = "PARALLEL"
@@ -219,6 +219,15 @@ type Entry struct {
 	// CancelRequested holds a cancellation reason that waits for an
 	// outstanding merge's outcome.
 	CancelRequested string
+	// Targets are the impacted targets set for the PR's head TargetsSHA;
+	// PARALLEL mode needs them at the current head to leave NOT_READY.
+	Targets    *Targets `json:",omitempty"`
+	TargetsSHA string   `json:",omitempty"`
+}
+
+// targetsKnown reports whether e's impacted targets belong to its head.
+func (e *Entry) targetsKnown() bool {
+	return e.Targets != nil && e.PR.HeadSHA != "" && e.TargetsSHA == e.PR.HeadSHA
 }
 
 // Active reports whether the entry is currently submitted.

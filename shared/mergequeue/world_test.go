@@ -20,11 +20,17 @@ type world struct {
 	order      []int // PR numbers in creation order, for stable observations
 	protection []string
 
-	bad       map[int]bool // a run with this PR under test fails its checks
-	hold      map[int]bool // a run with this PR among its heads stays pending
-	slow      map[int]bool // a run with this PR under test stays pending
-	conflicts map[int]bool // merging this PR into a test branch conflicts
-	refuse    map[int]bool // the merge API refuses this PR
+	bad  map[int]bool // a run with this PR under test fails its checks
+	hold map[int]bool // a run with this PR among its heads stays pending
+	slow map[int]bool // a run with this PR under test stays pending
+	// targets are the impacted targets set for each PR (absent: none set;
+	// allTargets: "ALL"); parallel says the queue is in PARALLEL mode, for
+	// the merges to record.
+	targets    map[int][]string
+	allTargets map[int]bool
+	parallel   bool
+	conflicts  map[int]bool // merging this PR into a test branch conflicts
+	refuse     map[int]bool // the merge API refuses this PR
 
 	builds        map[string]string // run id → test branch sha, while the branch exists
 	built         map[string]string // every build ever
@@ -57,13 +63,17 @@ type worldMerge struct {
 	runID  string // empty for a merge by hand
 	manual bool
 	before string // the target head it merged onto
+	// parallel: merged while the queue was in PARALLEL mode, where PRs of
+	// other lanes may have merged since the run's base.
+	parallel bool
 }
 
 func newWorld() *world {
 	w := &world{
 		branch: "main", commits: map[string][]int{}, prs: map[int]*ghPR{},
 		protection: []string{"ci"},
-		bad:        map[int]bool{}, hold: map[int]bool{}, slow: map[int]bool{}, conflicts: map[int]bool{}, refuse: map[int]bool{},
+		bad:        map[int]bool{}, hold: map[int]bool{}, slow: map[int]bool{},
+		targets: map[int][]string{}, allTargets: map[int]bool{}, conflicts: map[int]bool{}, refuse: map[int]bool{},
 		builds: map[string]string{}, built: map[string]string{}, buildHeads: map[string][]RunPR{},
 		statuses: map[int]SetStatus{}, events: map[string]Event{}, deleted: map[string]bool{},
 	}
@@ -163,7 +173,7 @@ func (w *world) merge(key string, m *MergePR) {
 		w.head = w.commit(append(slices.Clone(w.commits[w.head]), m.PRNumber))
 		p.state, p.mergeSHA = PRMerged, w.head
 		res.Merged, res.SHA = true, w.head
-		w.merges = append(w.merges, worldMerge{pr: m.PRNumber, sha: m.SHA, runID: m.RunID, before: before})
+		w.merges = append(w.merges, worldMerge{pr: m.PRNumber, sha: m.SHA, runID: m.RunID, before: before, parallel: w.parallel})
 	}
 	w.pendingMerges = append(w.pendingMerges, res)
 }
@@ -183,6 +193,11 @@ func (w *world) observe() Observations {
 			Number: n, State: p.state, MergeSHA: p.mergeSHA, HeadSHA: p.head, BaseBranch: p.base,
 			Draft: p.draft, Mergeability: p.mergeability, Title: fmt.Sprintf("PR %d", n), Author: "dev",
 		})
+	}
+	for _, n := range w.order {
+		if names, ok := w.targets[n]; ok || w.allTargets[n] {
+			o.Targets = append(o.Targets, TargetsObservation{PRNumber: n, HeadSHA: w.prs[n].head, Targets: NewTargets(w.allTargets[n], names)})
+		}
 	}
 	for id, sha := range w.builds {
 		state := "success"
@@ -330,3 +345,16 @@ func (s *sim) transitionsOf(pr int) []string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// intersects is whether two PRs' impacted targets overlap, exactly (not by
+// the engine's fingerprints): ALL overlaps all but an empty list.
+func (w *world) intersects(a, b int) bool {
+	ta, tb := w.targets[a], w.targets[b]
+	if (!w.allTargets[a] && len(ta) == 0) || (!w.allTargets[b] && len(tb) == 0) {
+		return false
+	}
+	if w.allTargets[a] || w.allTargets[b] {
+		return true
+	}
+	return slices.ContainsFunc(ta, func(t string) bool { return slices.Contains(tb, t) })
+}

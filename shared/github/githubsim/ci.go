@@ -43,3 +43,16 @@ func (c *CI) Judge(repo string, bad ...string) error {
 	}
 	return nil
 }
+
+// Report sets Context to state on one head and counts that head judged:
+// a CI whose run of that head went its own way, a flaky failure.
+func (c *CI) Report(repo, head, state string) error {
+	if c.judged == nil {
+		c.judged = map[string]bool{}
+	}
+	if err := c.Sim.SetStatus(repo, head, c.Context, state, "", "https://ci.example/"+head[:min(7, len(head))]); err != nil {
+		return err
+	}
+	c.judged[head] = true
+	return nil
+}

@@ -39,6 +39,7 @@ type Store interface {
 	ActiveQueues(ctx context.Context, cursor string, limit int32) ([]store.QueueRecord, string, error)
 	SchedulerCursor(ctx context.Context) (string, error)
 	SetSchedulerCursor(ctx context.Context, cursor string) error
+	GetImpactedTargets(ctx context.Context, r store.QueueRecord, pr int, sha string) (store.ImpactedTargets, bool, error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -258,6 +259,9 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 		}
 		obs.PRs = append(obs.PRs, o)
 		f.headRefs[pr.Number] = pr.HeadRef
+		if t, ok := d.targets(ctx, rec, e, pr.HeadSHA); ok {
+			obs.Targets = append(obs.Targets, t)
+		}
 	}
 	for i := range s.Runs {
 		r := &s.Runs[i]
@@ -277,6 +281,27 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 		f.checks[r.ID] = raw
 	}
 	return obs, f
+}
+
+// targets reads the impacted targets set for e's PR at head, when the
+// queue is (or is switching to) PARALLEL and the engine does not hold them
+// for that head yet: one read per PR and head, not per step.
+func (d *Driver) targets(ctx context.Context, rec store.QueueRecord, e *mergequeue.Entry, head string) (mergequeue.TargetsObservation, bool) {
+	q := rec.Snapshot.Queue
+	if (q.Mode != mergequeue.ModeParallel && q.NextMode != mergequeue.ModeParallel) || head == "" ||
+		(e.Targets != nil && e.TargetsSHA == head) {
+		return mergequeue.TargetsObservation{}, false
+	}
+	t, found, err := d.Store.GetImpactedTargets(ctx, rec, e.PRNumber, head)
+	if err != nil {
+		d.log().WarnContext(ctx, "merge queue: cannot read impacted targets; the queue retries later",
+			"queue", rec.Key.String(), "pr", e.PRNumber, "error", err.Error())
+		return mergequeue.TargetsObservation{}, false
+	}
+	if !found {
+		return mergequeue.TargetsObservation{}, false
+	}
+	return mergequeue.TargetsObservation{PRNumber: e.PRNumber, HeadSHA: head, Targets: mergequeue.NewTargets(t.All, t.Targets)}, true
 }
 
 // collapse reduces the statuses and check runs on a commit to one state

@@ -1,0 +1,129 @@
+package queueapi_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// testBranch is PR n's current test branch (trunk-merge/pr-{n}/{run id}).
+func (e *env) testBranch(n int) string {
+	e.tb.Helper()
+	branches, err := e.Sim.Branches(repoFull)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	for _, b := range branches {
+		if strings.HasPrefix(b, "trunk-merge/pr-"+strconv.Itoa(n)+"/") {
+			return b
+		}
+	}
+	e.tb.Fatalf("PR %d has no test branch among %v", n, branches)
+	return ""
+}
+
+// testBranchHead is the head of PR n's current test branch.
+func (e *env) testBranchHead(n int) string {
+	e.tb.Helper()
+	head, err := e.Sim.BranchHead(repoFull, e.testBranch(n))
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	return head
+}
+
+// currentRun is the id of PR n's current test run, from its branch name.
+func (e *env) currentRun(n int) string {
+	b := e.testBranch(n)
+	return b[strings.LastIndex(b, "/")+1:]
+}
+
+// TestOptimisticMergeRescuesAFlakyFailure: A's run fails once (a flake),
+// B's run, built on top of A, passes; with canOptimisticallyMerge and a
+// pending-failure depth of 1 both merge, verified by B's run.
+func TestOptimisticMergeRescuesAFlakyFailure(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.ok("createQueue", q(map[string]any{"concurrency": 2}), nil)
+	e.ok("updateQueue", q(map[string]any{"canOptimisticallyMerge": true, "pendingFailureDepth": 1}), nil)
+	a, b := e.openPR("a"), e.openPR("b")
+	e.ok("submitPullRequest", prq(a, nil), nil)
+	e.ok("submitPullRequest", prq(b, nil), nil)
+	if diff := cmp.Diff(e.states(a, b), []string{"TESTING", "TESTING"}); diff != "" {
+		t.Fatalf("(-got +want):\n%s", diff)
+	}
+	if err := e.CI.Report(repoFull, e.testBranchHead(a), "failure"); err != nil {
+		t.Fatal(err)
+	}
+	e.tick()
+	if got := e.pr(a).State; got != "PENDING_FAILURE" {
+		t.Fatalf("A after its failed run: %s, want PENDING_FAILURE (waiting for B)", got)
+	}
+	e.until(allDone(e, a, b))
+	if diff := cmp.Diff(e.states(a, b), []string{"MERGED", "MERGED"}); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(e.mergedOrder(), []int{a, b}); diff != "" {
+		t.Errorf("merges on main (-got +want):\n%s", diff)
+	}
+	if va, vb := e.pr(a).VerifiedByTestRun, e.pr(b).VerifiedByTestRun; va == "" || va != vb {
+		t.Errorf("A verified by %q, B by %q: want both B's run", va, vb)
+	}
+}
+
+// TestParallelLanesThroughTheAPI: in PARALLEL mode, A (api) and B (web)
+// are tested on the target branch alone and C (api) on top of A; a PR
+// without impacted targets waits in NOT_READY until they are set.
+func TestParallelLanesThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.ok("createQueue", q(map[string]any{"concurrency": 3, "mode": "PARALLEL"}), nil)
+	targets := map[string][]string{"a": {"api"}, "b": {"web"}, "c": {"api", "docs"}}
+	prs := map[string]int{}
+	for _, name := range []string{"a", "b", "c", "d"} {
+		n := e.openPR(name)
+		prs[name] = n
+		if t, ok := targets[name]; ok {
+			e.setTargets(n, t)
+		}
+		e.ok("submitPullRequest", prq(n, nil), nil)
+	}
+	e.tick()
+	d := e.pr(prs["d"])
+	if d.State != "NOT_READY" || d.Readiness.HasImpactedTargets {
+		t.Fatalf("D without targets: %+v", d)
+	}
+	dependents := func(n int) []int {
+		var det struct {
+			DependentPrs []struct {
+				PRNumber int `json:"prNumber"`
+			} `json:"dependentPrs"`
+		}
+		e.ok("getMergeQueueTestingDetails", map[string]any{"testRunId": e.currentRun(n)}, &det)
+		var out []int
+		for _, p := range det.DependentPrs {
+			out = append(out, p.PRNumber)
+		}
+		return out
+	}
+	if da, db, dc := dependents(prs["a"]), dependents(prs["b"]), dependents(prs["c"]); len(da) != 0 || len(db) != 0 || !cmp.Equal(dc, []int{prs["a"]}) {
+		t.Errorf("tested on top of: A %v, B %v, C %v; want none, none, [A]", da, db, dc)
+	}
+	e.setTargets(prs["d"], []string{"web"})
+	e.until(allDone(e, prs["a"], prs["b"], prs["c"], prs["d"]))
+	if diff := cmp.Diff(e.states(prs["a"], prs["b"], prs["c"], prs["d"]), []string{"MERGED", "MERGED", "MERGED", "MERGED"}); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
+	}
+}
+
+// setTargets posts PR n's impacted targets for its current head.
+func (e *env) setTargets(n int, targets []string) {
+	e.tb.Helper()
+	pr, err := e.Sim.PR(repoFull, n)
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	e.ok("setImpactedTargets", q(map[string]any{"pr": map[string]any{"number": n, "sha": pr.HeadSHA}, "impactedTargets": targets}), nil)
+}
