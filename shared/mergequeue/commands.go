@@ -312,12 +312,14 @@ func CreateQueue(repo repository.Ref, branch string, mode *string, concurrency *
 
 // UpdateQueue applies an updateQueue call. A mode change while PRs are in
 // the testing line puts the queue in SWITCHING_MODES, which Step ends when
-// the line is empty; with an empty line the switch is immediate.
+// the line is empty; with an empty line the switch is immediate. While it
+// switches, every field but state may change, and setting mode back to
+// the current one calls the switch off.
 func UpdateQueue(s Snapshot, p QueuePatch, now time.Time) (Snapshot, Output, error) {
-	if s.Queue.State == QueueSwitchingModes {
-		return s, Output{}, errs.E(errs.Invalid, "the queue is switching modes; update it once the switch is done")
-	}
 	q := s.Queue
+	if q.State == QueueSwitchingModes && p.State != nil {
+		return s, Output{}, errs.E(errs.Invalid, "state cannot change while the queue is switching modes to %s: set mode to %s to cancel the switch, or wait for the pull requests testing to finish", q.NextMode, q.Mode)
+	}
 	for _, c := range []struct {
 		field string
 		v     *int
@@ -392,7 +394,13 @@ func UpdateQueue(s Snapshot, p QueuePatch, now time.Time) (Snapshot, Output, err
 	if len(p.RequiredStatuses) > 0 {
 		q.RequiredStatuses = slices.Clone(p.RequiredStatuses)
 	}
-	if p.Mode != nil && mode != q.Mode {
+	switch {
+	case p.Mode == nil:
+	case q.State == QueueSwitchingModes:
+		if mode == q.Mode { // set back: the switch is called off
+			q.State, q.NextMode = QueueRunning, ""
+		}
+	case mode != q.Mode:
 		if lineBusy(s) {
 			q.State, q.NextMode = QueueSwitchingModes, mode
 		} else {

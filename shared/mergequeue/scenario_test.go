@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mainguard/mainguard/shared/errs"
 )
 
 func TestThirdOfFiveFails(t *testing.T) {
@@ -207,8 +208,17 @@ func TestSwitchingModes(t *testing.T) {
 	if s.snap.Queue.State != QueueSwitchingModes || s.snap.Queue.Mode != ModeSingle {
 		t.Fatalf("queue = %s %s, want SWITCHING_MODES SINGLE", s.snap.Queue.State, s.snap.Queue.Mode)
 	}
-	if _, _, err := UpdateQueue(s.snap, QueuePatch{Concurrency: ptr(3)}, s.now); err == nil {
-		t.Error("update while switching modes succeeded")
+	if _, _, err := UpdateQueue(s.snap, QueuePatch{State: ptr("PAUSED")}, s.now); !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "set mode to SINGLE to cancel") {
+		t.Errorf("state while switching modes: %v", err)
+	}
+	// Set back, and forth again: the switch is called off, then resumed.
+	s.update(QueuePatch{Mode: ptr("SINGLE"), Concurrency: ptr(2)})
+	if q := s.snap.Queue; q.State != QueueRunning || q.Mode != ModeSingle || q.NextMode != "" || q.Concurrency != 2 {
+		t.Fatalf("after setting mode back: %s %s next %q concurrency %d", q.State, q.Mode, q.NextMode, q.Concurrency)
+	}
+	s.update(QueuePatch{Mode: ptr("PARALLEL"), Concurrency: ptr(1)})
+	if q := s.snap.Queue; q.State != QueueSwitchingModes || q.NextMode != ModeParallel || q.Concurrency != 1 {
+		t.Fatalf("switching again: %s next %q concurrency %d", q.State, q.NextMode, q.Concurrency)
 	}
 	delete(s.w.hold, 1)
 	s.steps(3)

@@ -127,3 +127,37 @@ func (e *env) setTargets(n int, targets []string) {
 	}
 	e.ok("setImpactedTargets", q(map[string]any{"pr": map[string]any{"number": n, "sha": pr.HeadSHA}, "impactedTargets": targets}), nil)
 }
+
+// TestSwitchingModesAndBack: a mode change while a PR tests waits in
+// SWITCHING_MODES; setting the mode back calls it off; set again, the
+// switch completes once the PR has merged.
+func TestSwitchingModesAndBack(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.ok("createQueue", q(nil), nil)
+	a := e.openPR("a")
+	e.ok("submitPullRequest", prq(a, nil), nil)
+	queue := func() (state, mode string) {
+		var v struct{ State, Mode string }
+		e.ok("getQueue", q(nil), &v)
+		return v.State, v.Mode
+	}
+	step := func(mode, wantState, wantMode string) {
+		t.Helper()
+		e.ok("updateQueue", q(map[string]any{"mode": mode}), nil)
+		if s, m := queue(); s != wantState || m != wantMode {
+			t.Fatalf("after mode %s: %s %s, want %s %s", mode, s, m, wantState, wantMode)
+		}
+	}
+	step("PARALLEL", "SWITCHING_MODES", "SINGLE")
+	if code, body := e.call("updateQueue", q(map[string]any{"state": "PAUSED"})); code != 400 || !strings.Contains(body, "switching modes") {
+		t.Errorf("state while switching: %d %s", code, body)
+	}
+	step("SINGLE", "RUNNING", "SINGLE")
+	step("PARALLEL", "SWITCHING_MODES", "SINGLE")
+	e.until(allDone(e, a))
+	e.tick()
+	if s, m := queue(); s != "RUNNING" || m != "PARALLEL" {
+		t.Errorf("after the PR merged: %s %s, want RUNNING PARALLEL", s, m)
+	}
+}
