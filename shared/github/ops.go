@@ -80,6 +80,19 @@ func (c *Client) PullRequest(ctx context.Context, repo Repo, number int) (PullRe
 	return out, nil
 }
 
+// UpToDate reports whether head contains every commit of base (GitHub's
+// compare API: behind_by is 0), as a pull request must to merge directly.
+func (c *Client) UpToDate(ctx context.Context, repo Repo, base, head string) (bool, error) {
+	if err := checkRepo(repo); err != nil {
+		return false, err
+	}
+	cmp, _, err := c.gh.Repositories.CompareCommits(forRepo(ctx, repo), repo.Owner, repo.Name, base, head, &gh.ListOptions{PerPage: 1})
+	if err != nil {
+		return false, c.wrap(err, "compare "+base+"..."+head)
+	}
+	return cmp.GetBehindBy() == 0, nil
+}
+
 // BranchHead returns the sha a branch points at. Absent: errs.NotFound.
 func (c *Client) BranchHead(ctx context.Context, repo Repo, branch string) (string, error) {
 	if err := checkRepo(repo); err != nil {

@@ -224,3 +224,28 @@ func TestSetStatus(t *testing.T) {
 		t.Errorf("bad state: got %v, want invalid", err)
 	}
 }
+
+// TestUpToDate: a branch made from main's head is up to date with it until
+// main moves; main is not up to date with the branch's extra commit.
+func TestUpToDate(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	_, head := f.openPR(t, "feature", "f.txt", "f\n")
+	check := func(base, h string, want bool) {
+		t.Helper()
+		got, err := f.c.UpToDate(ctx, repo, base, h)
+		if err != nil || got != want {
+			t.Errorf("UpToDate(%s, %s) = %v %v, want %v", base, h, got, err, want)
+		}
+	}
+	check("main", head, true)
+	check(head, "main", false)
+	if _, err := f.sim.CommitFile(fullName, "main", "m.txt", "m\n", "Move main"); err != nil {
+		t.Fatal(err)
+	}
+	check("main", head, false)
+	if _, err := f.c.UpToDate(ctx, repo, "main", "no-such-branch"); !errs.Is(err, errs.NotFound) {
+		t.Errorf("unknown head: %v, want NotFound", err)
+	}
+}

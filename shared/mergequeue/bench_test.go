@@ -17,7 +17,7 @@ func benchQueue(b *testing.B, n int) (Snapshot, Observations, *sim) {
 		s.submit(pr, nil)
 	}
 	s.steps(3)
-	return s.snap, s.w.observe(), s
+	return s.snap, s.w.observe(s.snap), s
 }
 
 // BenchmarkStep measures one Step at three queue sizes; the clone

@@ -91,9 +91,18 @@
 // fingerprints (Targets): a false overlap only joins two lanes. Lanes
 // share the queue's concurrency.
 //
+// # Direct merge
+//
+// With directMergeMode ALWAYS and an empty testing line, the first waiting
+// PR (DirectMergeCandidate) merges without a test run when GitHub shows its
+// head up to date with the target head the queue accounts for and its own
+// required statuses passed there (Observations.Direct): a Direct run of
+// its head alone stands for the test run, so the entry still moves PENDING
+// → TESTING → TESTS_PASSED → MERGED (MERGE_GRAPH_DIRECT_MERGE).
+//
 // # Not yet
 //
-// Batching, bisection and direct merge have their settings and room in the
-// types (Run.PRs lists several PRs under test, Run.Bisection), but Step
-// tests one PR per run.
+// Batching and bisection have their settings and room in the types
+// (Run.PRs lists several PRs under test, Run.Bisection), but Step tests
+// one PR per run.
 package mergequeue

@@ -36,12 +36,17 @@ const (
 
 	ReasonMergeGraphMerge = "MERGE_GRAPH_MERGE"
 	ReasonManualMerge     = "MANUAL_MERGE"
+	ReasonDirectMerge     = "MERGE_GRAPH_DIRECT_MERGE"
 
 	ReasonTestRunStarted = "TEST_RUN_STARTED" // ours: PENDING → TESTING
 	ReasonTestRunPassed  = "TEST_RUN_PASSED"  // ours: TESTING → TESTS_PASSED
 	// ours: TESTING → TESTS_PASSED because a later PR's run that contained
 	// it passed (optimistic merge); its own run is cancelled.
 	ReasonLaterRunPassed = "LATER_TEST_RUN_PASSED"
+	// ours: PENDING → TESTING → TESTS_PASSED of a direct merge, whose "run"
+	// is the PR's own head, up to date with the target branch, with its
+	// required statuses passed.
+	ReasonDirectChecksPassed = "DIRECT_MERGE_CHECKS_PASSED"
 )
 
 // Transition is one state change of an entry. From is empty for a first
@@ -178,6 +183,20 @@ type Observations struct {
 	// Targets are the impacted targets of the PRs NeedsTargets names that
 	// were set (setImpactedTargets); a PR with none set is left out.
 	Targets []TargetsObservation
+	// Direct is what GitHub says of the DirectMergeCandidate, nil when
+	// there is none or GitHub did not answer.
+	Direct *DirectObservation
+}
+
+// DirectObservation is a pull request seen as direct merge needs it: whether
+// its head contains the target head TargetSHA, and the statuses and checks
+// on its head (collapsed to one state per name).
+type DirectObservation struct {
+	PRNumber  int
+	HeadSHA   string
+	TargetSHA string
+	UpToDate  bool
+	Checks    map[string]string
 }
 
 // TargetsObservation is the impacted targets set for a PR's head.

@@ -23,6 +23,7 @@ type machine struct {
 	changedRuns    []int
 	runSeen        map[int]bool
 	lastSeq        map[string]int64 // entry id → its last transition in this call
+	direct         *DirectObservation
 }
 
 func newMachine(s Snapshot, now time.Time, newID func() string) *machine {

@@ -54,6 +54,9 @@ func (p *propSim) check(before Snapshot, out Output) {
 		if (tr.From == PendingFailure && tr.To == Merged) || tr.Reason == ReasonLaterRunPassed {
 			optimisticSeen.Add(1)
 		}
+		if tr.Reason == ReasonDirectMerge {
+			directSeen.Add(1)
+		}
 		optimistic := tr.From == PendingFailure && tr.Reason == ReasonMergeGraphMerge && p.snap.Queue.CanOptimisticallyMerge
 		if tr.To == Merged && tr.From != TestsPassed && tr.Reason != ReasonManualMerge && !optimistic {
 			t.Fatalf("PR %d merged from %s with %s", tr.PRNumber, tr.From, tr.Reason)
@@ -126,7 +129,7 @@ func (p *propSim) save(before Snapshot, snap Snapshot, out Output, perform func(
 func (p *propSim) driverStep() {
 	p.t.Helper()
 	before := p.snap
-	obs := p.w.observe()
+	obs := p.w.observe(p.snap)
 	switch f := p.rng.IntN(20); {
 	case f == 0: // effects performed twice
 		snap, out := Step(before, obs, p.now, p.newID)
@@ -177,6 +180,7 @@ func (p *propSim) act() {
 		w.bad[pr] = r.IntN(5) == 0
 		w.hold[pr] = r.IntN(8) == 0
 		w.conflicts[pr] = r.IntN(20) == 0
+		w.upToDate[pr] = r.IntN(2) == 0
 		switch k := r.IntN(12); {
 		case k == 0:
 			w.allTargets[pr] = true
@@ -325,6 +329,9 @@ func (p *propSim) checkMerges() {
 // TestProperties knows its seeds still exercise them.
 var optimisticSeen atomic.Int64
 
+// directSeen counts the direct merges the generator reached.
+var directSeen atomic.Int64
+
 // lanesSeen counts the PRs of another lane merged between a run's base and
 // its PR's merge: PARALLEL lanes really ran side by side.
 var lanesSeen atomic.Int64
@@ -334,10 +341,13 @@ func TestProperties(t *testing.T) {
 		if optimisticSeen.Load() == 0 {
 			t.Error("no seed reached an optimistic merge: the generator lost that case")
 		}
+		if directSeen.Load() == 0 {
+			t.Error("no seed reached a direct merge: the generator lost that case")
+		}
 		if lanesSeen.Load() == 0 {
 			t.Error("no seed merged two PARALLEL lanes side by side: the generator lost that case")
 		}
-		t.Logf("optimistic merges %d, side-by-side lane merges %d", optimisticSeen.Load(), lanesSeen.Load())
+		t.Logf("optimistic merges %d, direct merges %d, side-by-side lane merges %d", optimisticSeen.Load(), directSeen.Load(), lanesSeen.Load())
 	}()
 	seeds := 100
 	if testing.Short() {
@@ -350,11 +360,13 @@ func TestProperties(t *testing.T) {
 				sim: newSim(t, 1+rng.IntN(4)), rng: rng,
 				submitted: map[int]bool{}, lastSeen: map[int]Entry{},
 			}
-			switch rng.IntN(4) {
+			switch rng.IntN(5) {
 			case 0:
 				p.update(QueuePatch{PendingFailureDepth: ptr(1 + rng.IntN(2))})
 			case 1:
 				p.update(QueuePatch{PendingFailureDepth: ptr(rng.IntN(3)), CanOptimisticallyMerge: ptr(true)})
+			case 2:
+				p.update(QueuePatch{DirectMergeMode: ptr("ALWAYS")})
 			}
 			for range 250 {
 				p.act()
@@ -371,7 +383,7 @@ func TestProperties(t *testing.T) {
 			})
 			for range 120 {
 				before := p.snap
-				snap, out := Step(before, p.w.observe(), p.now, p.newID)
+				snap, out := Step(before, p.w.observe(p.snap), p.now, p.newID)
 				p.save(before, snap, out, p.w.apply)
 				p.now = p.now.Add(time.Minute)
 			}

@@ -14,7 +14,7 @@ func stepUntilIntent(t *testing.T, s *sim) Effect {
 	t.Helper()
 	s.submit(1, nil)
 	for range 10 {
-		obs := s.w.observe()
+		obs := s.w.observe(s.snap)
 		snap, out := Step(s.snap, obs, s.now, s.newID)
 		s.snap = snap
 		s.record(out)
@@ -116,7 +116,7 @@ func TestStepIsPureAndDeterministic(t *testing.T) {
 	s.steps(2)
 	before := s.snap
 	keep := fmt.Sprintf("%+v", before)
-	obs := s.w.observe()
+	obs := s.w.observe(s.snap)
 	ids := func() func() string {
 		n := 0
 		return func() string { n++; return fmt.Sprintf("run-%d", n) }

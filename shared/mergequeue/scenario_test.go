@@ -531,3 +531,50 @@ func TestParallelFailureResetsOnlyItsLane(t *testing.T) {
 		t.Errorf("PR 2, in another lane, restarted: %v", got)
 	}
 }
+
+// TestDirectMerge: with directMergeMode ALWAYS and nothing testing, an
+// up-to-date PR whose own checks passed merges without a test run; one
+// behind the target branch, or with a failing check, is tested as usual.
+func TestDirectMerge(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		upToDate   bool
+		bad        bool
+		wantReason string
+		wantBuilds int
+	}{
+		{"up to date and passing", true, false, ReasonDirectMerge, 0},
+		{"behind the target branch", false, false, ReasonMergeGraphMerge, 1},
+		{"its own check failing", true, true, "", 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSim(t, 1)
+			s.update(QueuePatch{DirectMergeMode: ptr("ALWAYS")})
+			s.w.openPR(1)
+			s.w.upToDate[1], s.w.bad[1] = c.upToDate, c.bad
+			s.submit(1, nil)
+			s.steps(6)
+			e := s.entry(1)
+			if c.bad {
+				if e.State != Failed {
+					t.Errorf("PR 1 with a failing check: %s, want FAILED after its test run", e.State)
+				}
+			} else if e.State != Merged || e.Reason != c.wantReason {
+				t.Errorf("PR 1: %s %s, want MERGED %s", e.State, e.Reason, c.wantReason)
+			}
+			if got := len(s.w.built); got != c.wantBuilds {
+				t.Errorf("%d test branches built, want %d", got, c.wantBuilds)
+			}
+			if c.wantReason == ReasonDirectMerge {
+				want := []string{
+					">NOT_READY:API_REQUESTED", "NOT_READY>PENDING:MERGE_ITEM_NOW_READY",
+					"PENDING>TESTING:DIRECT_MERGE_CHECKS_PASSED", "TESTING>TESTS_PASSED:DIRECT_MERGE_CHECKS_PASSED",
+					"TESTS_PASSED>MERGED:MERGE_GRAPH_DIRECT_MERGE",
+				}
+				if diff := cmp.Diff(s.transitionsOf(1), want); diff != "" {
+					t.Errorf("transitions (-got +want):\n%s", diff)
+				}
+			}
+		})
+	}
+}

@@ -36,6 +36,7 @@ func Step(s Snapshot, obs Observations, now time.Time, newID func() string) (Sna
 	m.observeBuilds(obs.Builds)
 	m.observeChecks(obs.Checks)
 	m.timeouts()
+	m.direct = obs.Direct
 	m.settle()
 	m.retries(prObs)
 	m.settle() // an abandoned merge restarts its entry
@@ -76,7 +77,11 @@ func (m *machine) mergedByQueue(e *Entry, sha string) {
 	e.Intent = nil
 	e.CancelRequested = ""
 	e.Position = 0
-	m.transition(e, Merged, ReasonMergeGraphMerge)
+	reason := ReasonMergeGraphMerge
+	if r := m.run(e.VerifiedByTestRun); r != nil && r.Direct {
+		reason = ReasonDirectMerge
+	}
+	m.transition(e, Merged, reason)
 	// The target head is now our merge; without its sha, the next observed
 	// head is adopted as is.
 	m.s.TargetHead = sha
@@ -706,9 +711,10 @@ func (m *machine) startRuns() {
 			waiting = append(waiting, e)
 		}
 	}
-	slices.SortFunc(waiting, func(a, b *Entry) int {
-		return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Seq, b.Seq))
-	})
+	sortWaiting(waiting)
+	if len(line) == 0 && len(waiting) > 0 && m.directMerge(waiting[0], required, source) {
+		waiting = waiting[1:]
+	}
 	for _, e := range waiting {
 		if inProgress >= m.concurrency() {
 			return
@@ -722,6 +728,87 @@ func (m *machine) startRuns() {
 		line = append(line, e)
 		inProgress++
 	}
+}
+
+// sortWaiting orders PENDING entries as they join the line: by priority,
+// then submit order.
+func sortWaiting(waiting []*Entry) {
+	slices.SortFunc(waiting, func(a, b *Entry) int {
+		return cmp.Or(cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Seq, b.Seq))
+	})
+}
+
+// DirectMergeCandidate is the PR direct merge would take next, and its
+// head, for the driver to ask GitHub about (Observations.Direct): with
+// directMergeMode ALWAYS on a RUNNING queue whose testing line is empty,
+// the first PR in line order that is PENDING, or NOT_READY (it may become
+// ready in the step the observation feeds), at its head as observed in
+// prs (the same observations) or else as last known.
+func DirectMergeCandidate(s Snapshot, prs []PRObservation) (pr int, head string, ok bool) {
+	if s.Queue.DirectMergeMode != DirectMergeAlways || s.Queue.State != QueueRunning {
+		return 0, "", false
+	}
+	var waiting []*Entry
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		if e.Active() && e.Position > 0 {
+			return 0, "", false
+		}
+		if (e.State == Pending || e.State == NotReady) && e.Position == 0 {
+			waiting = append(waiting, e)
+		}
+	}
+	if len(waiting) == 0 {
+		return 0, "", false
+	}
+	sortWaiting(waiting)
+	e := waiting[0]
+	head = e.PR.HeadSHA
+	for _, o := range prs {
+		if o.Number == e.PRNumber && o.HeadSHA != "" {
+			head = o.HeadSHA
+		}
+	}
+	return e.PRNumber, head, head != ""
+}
+
+// directMerge merges e without a test run when the observation shows it up
+// to date with the target head the queue accounts for and its own required
+// statuses passed on its head (contract 3.7): a run of its head alone,
+// passed as it is made, which the merge is pinned to.
+func (m *machine) directMerge(e *Entry, required []string, source string) bool {
+	o := m.direct
+	if m.s.Queue.DirectMergeMode != DirectMergeAlways || o == nil || o.PRNumber != e.PRNumber || !o.UpToDate ||
+		o.HeadSHA != e.PR.HeadSHA || o.TargetSHA != m.s.TargetHead || len(required) == 0 {
+		return false
+	}
+	for _, ctx := range required {
+		if NormalizeCheck(o.Checks[ctx]) != CheckSuccess {
+			return false
+		}
+	}
+	m.direct = nil // used once
+	r := m.addRun(Run{
+		ID: m.newID(), EntryID: e.ID, PRNumber: e.PRNumber, Direct: true,
+		PRs:     []RunPR{{EntryID: e.ID, Episode: e.Episode, PRNumber: e.PRNumber, HeadSHA: e.PR.HeadSHA, Title: e.PR.Title, UnderTest: true}},
+		BaseSHA: m.s.TargetHead, BaseEpoch: m.s.BaseEpoch, HeadSHA: e.PR.HeadSHA,
+		Status: RunSucceeded, CreatedAt: m.now, EndedAt: m.now,
+		RequiredStatuses: required, RequiredStatusesSource: source, Checks: checkStates(o.Checks),
+	})
+	e.RunID = r.ID
+	m.s.NextPosition++
+	e.Position = m.s.NextPosition
+	m.transition(e, Testing, ReasonDirectChecksPassed)
+	m.transition(e, TestsPassed, ReasonDirectChecksPassed)
+	return true
+}
+
+func checkStates(checks map[string]string) map[string]CheckState {
+	out := make(map[string]CheckState, len(checks))
+	for k, v := range checks {
+		out[k] = NormalizeCheck(v)
+	}
+	return out
 }
 
 // startRun creates a run of e on top of the entries ahead and asks for its

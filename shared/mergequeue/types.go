@@ -40,7 +40,7 @@ const (
 // DirectMergeMode is the queue's direct-merge setting (contract 3.7).
 type DirectMergeMode string
 
-// The direct-merge settings. ALWAYS is stored but not acted on yet.
+// The direct-merge settings (see DirectMergeCandidate).
 const (
 	DirectMergeOff    DirectMergeMode = "OFF"
 	DirectMergeAlways DirectMergeMode = "ALWAYS"
@@ -284,6 +284,9 @@ type Run struct {
 	// Lane and Bisection leave room for PARALLEL lanes and bisection runs.
 	Lane      int
 	Bisection bool
+	// Direct marks a direct merge's run: no test branch, the PR's own head
+	// (HeadSHA), up to date with BaseSHA, passed when it was made.
+	Direct bool `json:",omitempty"`
 }
 
 // RunPR is one pull request merged into a test branch.

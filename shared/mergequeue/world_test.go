@@ -29,6 +29,7 @@ type world struct {
 	targets    map[int][]string
 	allTargets map[int]bool
 	parallel   bool
+	upToDate   map[int]bool // the PR's head contains the target head
 	conflicts  map[int]bool // merging this PR into a test branch conflicts
 	refuse     map[int]bool // the merge API refuses this PR
 
@@ -73,7 +74,7 @@ func newWorld() *world {
 		branch: "main", commits: map[string][]int{}, prs: map[int]*ghPR{},
 		protection: []string{"ci"},
 		bad:        map[int]bool{}, hold: map[int]bool{}, slow: map[int]bool{},
-		targets: map[int][]string{}, allTargets: map[int]bool{}, conflicts: map[int]bool{}, refuse: map[int]bool{},
+		targets: map[int][]string{}, allTargets: map[int]bool{}, upToDate: map[int]bool{}, conflicts: map[int]bool{}, refuse: map[int]bool{},
 		builds: map[string]string{}, built: map[string]string{}, buildHeads: map[string][]RunPR{},
 		statuses: map[int]SetStatus{}, events: map[string]Event{}, deleted: map[string]bool{},
 	}
@@ -179,7 +180,7 @@ func (w *world) merge(key string, m *MergePR) {
 }
 
 // observe is what a driver would gather now; results are handed over once.
-func (w *world) observe() Observations {
+func (w *world) observe(s Snapshot) Observations {
 	o := Observations{
 		TargetHeadSHA:    w.head,
 		BranchProtection: &BranchProtection{Contexts: slices.Clone(w.protection)},
@@ -198,6 +199,13 @@ func (w *world) observe() Observations {
 		if names, ok := w.targets[n]; ok || w.allTargets[n] {
 			o.Targets = append(o.Targets, TargetsObservation{PRNumber: n, HeadSHA: w.prs[n].head, Targets: NewTargets(w.allTargets[n], names)})
 		}
+	}
+	if pr, head, ok := DirectMergeCandidate(s, o.PRs); ok {
+		state := "success"
+		if w.bad[pr] {
+			state = "failure"
+		}
+		o.Direct = &DirectObservation{PRNumber: pr, HeadSHA: head, TargetSHA: w.head, UpToDate: w.upToDate[pr], Checks: map[string]string{"ci": state}}
 	}
 	for id, sha := range w.builds {
 		state := "success"
@@ -262,7 +270,7 @@ func (s *sim) record(out Output) {
 // step is one driver cycle: observe, step, save, perform.
 func (s *sim) step() Output {
 	s.t.Helper()
-	snap, out := Step(s.snap, s.w.observe(), s.now, s.newID)
+	snap, out := Step(s.snap, s.w.observe(s.snap), s.now, s.newID)
 	s.snap = snap
 	s.record(out)
 	s.w.apply(out.Effects)

@@ -1,6 +1,7 @@
 package queueapi_test
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,5 +160,43 @@ func TestSwitchingModesAndBack(t *testing.T) {
 	e.tick()
 	if s, m := queue(); s != "RUNNING" || m != "PARALLEL" {
 		t.Errorf("after the PR merged: %s %s, want RUNNING PARALLEL", s, m)
+	}
+}
+
+// TestDirectMergeOfAnUpToDatePR: with directMergeMode ALWAYS, a PR made
+// from main's head whose own ci passed merges without a test run (no CI
+// ever judges a test branch here); B, opened before that merge and so
+// behind main now, is tested as usual.
+func TestDirectMergeOfAnUpToDatePR(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.ok("createQueue", q(nil), nil)
+	e.ok("updateQueue", q(map[string]any{"directMergeMode": "ALWAYS"}), nil)
+	a, b := e.openPR("a"), e.openPR("b")
+	for _, n := range []int{a, b} {
+		pr, err := e.Sim.PR(repoFull, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.CI.Report(repoFull, pr.HeadSHA, "success"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.ok("submitPullRequest", prq(a, nil), nil)
+	e.tick()
+	if got := e.pr(a).State; got != "MERGED" {
+		t.Fatalf("A: %s, want MERGED without a test run", got)
+	}
+	if branches, _ := e.Sim.Branches(repoFull); slices.ContainsFunc(branches, func(b string) bool { return strings.HasPrefix(b, "trunk-") }) {
+		t.Errorf("a test branch was made for a direct merge: %v", branches)
+	}
+	e.ok("submitPullRequest", prq(b, nil), nil)
+	e.tick()
+	if got := e.pr(b).State; got != "TESTING" {
+		t.Errorf("B, behind main: %s, want TESTING", got)
+	}
+	e.until(allDone(e, b))
+	if diff := cmp.Diff(e.mergedOrder(), []int{a, b}); diff != "" {
+		t.Errorf("merges on main (-got +want):\n%s", diff)
 	}
 }

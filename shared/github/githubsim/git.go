@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -224,6 +225,15 @@ func (g *gitRepo) isAncestor(a, b string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("git merge-base --is-ancestor: exit %d", code)
+}
+
+// count is how many commits are reachable from head but not from base.
+func (g *gitRepo) count(head, base string) (int, error) {
+	out, err := g.run(nil, nil, "rev-list", "--count", head, "^"+base)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(out))
 }
 
 // commitInfo is what the sim reads back from a commit.

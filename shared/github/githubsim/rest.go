@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -99,6 +100,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.deleteRef(w, rp, strings.Join(rest[3:], "/"))
 	case rest[0] == "branches" && len(rest) >= 4 && rest[len(rest)-2] == "protection" && rest[len(rest)-1] == "required_status_checks" && m == http.MethodGet:
 		s.getRequiredChecks(w, rp, strings.Join(rest[1:len(rest)-2], "/"))
+	case rest[0] == "compare" && len(rest) >= 2 && m == http.MethodGet:
+		s.compare(w, rp, strings.Join(rest[1:], "/"))
 	case rest[0] == "branches" && len(rest) >= 2 && m == http.MethodGet:
 		s.getBranch(w, rp, strings.Join(rest[1:], "/"))
 	case rest[0] == "merges" && len(rest) == 1 && m == http.MethodPost:
@@ -260,6 +263,40 @@ func (s *Server) getBranch(w http.ResponseWriter, rp *repo, branch string) {
 		"commit":         obj{"sha": sha, "url": s.apiURL("/repos/%s/commits/%s", rp.fullName(), sha)},
 		"protected":      rp.protection[branch] != nil,
 		"protection_url": s.apiURL("/repos/%s/branches/%s/protection", rp.fullName(), url.PathEscape(branch)),
+	})
+}
+
+// compare answers GET /repos/{o}/{r}/compare/{base}...{head}: how many
+// commits head has that base lacks (ahead_by) and the reverse (behind_by),
+// and the status GitHub derives from them.
+func (s *Server) compare(w http.ResponseWriter, rp *repo, basehead string) {
+	baseRev, headRev, ok := strings.Cut(basehead, "...")
+	base, head := rp.git.resolve(baseRev), rp.git.resolve(headRev)
+	if !ok || base == "" || head == "" {
+		writeJSON(w, 404, errorJSON("Not Found", "https://docs.github.com/rest/commits/commits#compare-two-commits"))
+		return
+	}
+	ahead, err1 := rp.git.count(head, base)
+	behind, err2 := rp.git.count(base, head)
+	mergeBase, err3 := rp.git.run(nil, nil, "merge-base", base, head)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		writeError(w, 500, err.Error())
+		return
+	}
+	status := "diverged"
+	switch {
+	case ahead == 0 && behind == 0:
+		status = "identical"
+	case behind == 0:
+		status = "ahead"
+	case ahead == 0:
+		status = "behind"
+	}
+	writeJSON(w, 200, obj{
+		"status": status, "ahead_by": ahead, "behind_by": behind, "total_commits": ahead,
+		"base_commit":       obj{"sha": base},
+		"merge_base_commit": obj{"sha": strings.TrimSpace(mergeBase)},
+		"commits":           []any{},
 	})
 }
 

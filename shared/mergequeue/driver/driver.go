@@ -22,6 +22,7 @@ type GitHub interface {
 	PullRequest(ctx context.Context, repo github.Repo, number int) (github.PullRequest, error)
 	BranchHead(ctx context.Context, repo github.Repo, branch string) (string, error)
 	RequiredStatuses(ctx context.Context, repo github.Repo, branch string) ([]string, error)
+	UpToDate(ctx context.Context, repo github.Repo, base, head string) (bool, error)
 	BuildTestBranch(ctx context.Context, repo github.Repo, base string, heads []github.Head, tempBranch, finalBranch string) (string, error)
 	Checks(ctx context.Context, repo github.Repo, sha string) ([]github.Check, error)
 	Merge(ctx context.Context, repo github.Repo, number int, sha string, method github.MergeMethod) (string, error)
@@ -263,6 +264,7 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 			obs.Targets = append(obs.Targets, t)
 		}
 	}
+	obs.Direct = d.direct(ctx, rec, obs)
 	for i := range s.Runs {
 		r := &s.Runs[i]
 		if r.Status != mergequeue.RunInProgress || r.HeadSHA == "" {
@@ -281,6 +283,34 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 		f.checks[r.ID] = raw
 	}
 	return obs, f
+}
+
+// direct asks GitHub what direct merge needs to know of its candidate
+// (mergequeue.DirectMergeCandidate): whether the PR's head contains the
+// target head just observed, and the checks on its head. Nil when there is
+// no candidate or GitHub did not answer.
+func (d *Driver) direct(ctx context.Context, rec store.QueueRecord, obs mergequeue.Observations) *mergequeue.DirectObservation {
+	pr, head, ok := mergequeue.DirectMergeCandidate(rec.Snapshot, obs.PRs)
+	if !ok || obs.TargetHeadSHA == "" {
+		return nil
+	}
+	repo := ghRepo(rec.Key.Repo)
+	upToDate, err := d.GitHub.UpToDate(ctx, repo, obs.TargetHeadSHA, head)
+	if err != nil {
+		d.noteGitHub(ctx, rec.Key, "compare a pull request with the target branch", err)
+		return nil
+	}
+	o := &mergequeue.DirectObservation{PRNumber: pr, HeadSHA: head, TargetSHA: obs.TargetHeadSHA, UpToDate: upToDate}
+	if !upToDate {
+		return o // its checks do not matter
+	}
+	checks, err := d.GitHub.Checks(ctx, repo, head)
+	if err != nil {
+		d.noteGitHub(ctx, rec.Key, "read checks", err)
+		return nil
+	}
+	o.Checks = collapse(checks)
+	return o
 }
 
 // targets reads the impacted targets set for e's PR at head, when the

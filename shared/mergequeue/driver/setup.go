@@ -109,6 +109,11 @@ func (Unconfigured) RequiredStatuses(context.Context, github.Repo, string) ([]st
 	return nil, errNoGitHub()
 }
 
+// UpToDate is unavailable.
+func (Unconfigured) UpToDate(context.Context, github.Repo, string, string) (bool, error) {
+	return false, errNoGitHub()
+}
+
 // BuildTestBranch is unavailable.
 func (Unconfigured) BuildTestBranch(context.Context, github.Repo, string, []github.Head, string, string) (string, error) {
 	return "", errNoGitHub()
