@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/awslabs/goformation/v7"
@@ -602,6 +603,8 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
+var parseMu sync.Mutex
+
 // parseTemplate reads template.yaml. A Ref to a resource reads as the
 // resource's logical id, and a ${Resource} in a Sub stays as written, so the
 // checks can tell what refers to what (goformation alone resolves only
@@ -612,6 +615,10 @@ func parseTemplate(tb testing.TB) *cloudformation.Template {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	// goformation registers its YAML tags in a package-level map on every
+	// parse: two parallel tests parsing at once race on it.
+	parseMu.Lock()
+	defer parseMu.Unlock()
 	tpl, err := goformation.ParseYAMLWithOptions(data, &intrinsics.ProcessorOptions{
 		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
 			"Ref":     refByName,

@@ -100,9 +100,12 @@
 // its head alone stands for the test run, so the entry still moves PENDING
 // → TESTING → TESTS_PASSED → MERGED (MERGE_GRAPH_DIRECT_MERGE).
 //
-// # Not yet
+// # Batching and bisection
 //
-// Batching and bisection have their settings and room in the types
-// (Run.PRs lists several PRs under test, Run.Bisection), but Step tests
-// one PR per run.
+// With batch on, up to batchingMinSize consecutive waiting PRs of one
+// priority that are not noBatch share one run (a short batch waits up to
+// batchingMaxWaitTimeMinutes to fill); batches are predictive like single
+// PRs, and each PR of a passed batch merges on its own. A failed batch
+// keeps its PRs TESTING while bisection (bisect.go) looks for the culprit
+// on its own slots.
 package mergequeue

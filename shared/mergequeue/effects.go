@@ -47,6 +47,9 @@ const (
 	// is the PR's own head, up to date with the target branch, with its
 	// required statuses passed.
 	ReasonDirectChecksPassed = "DIRECT_MERGE_CHECKS_PASSED"
+	// ours: a bisection run cancelled because the search no longer needs
+	// its result.
+	ReasonBisectionSettled = "BISECTION_SETTLED"
 )
 
 // Transition is one state change of an entry. From is empty for a first

@@ -57,6 +57,9 @@ func (p *propSim) check(before Snapshot, out Output) {
 		if tr.Reason == ReasonDirectMerge {
 			directSeen.Add(1)
 		}
+		if tr.To == TestsPassed && p.runs[tr.RunID].Bisection {
+			bisectionSeen.Add(1)
+		}
 		optimistic := tr.From == PendingFailure && tr.Reason == ReasonMergeGraphMerge && p.snap.Queue.CanOptimisticallyMerge
 		if tr.To == Merged && tr.From != TestsPassed && tr.Reason != ReasonManualMerge && !optimistic {
 			t.Fatalf("PR %d merged from %s with %s", tr.PRNumber, tr.From, tr.Reason)
@@ -88,19 +91,27 @@ func (p *propSim) check(before Snapshot, out Output) {
 			t.Fatalf("PR %d: outstanding intent %s replaced by %s", b.PRNumber, b.Intent.Key, a.Intent.Key)
 		}
 	}
-	running, runningBefore := 0, 0
-	for _, r := range p.snap.Runs {
-		if r.Status == RunInProgress {
-			running++
+	// Test runs and bisection runs each keep to their own slots (more only
+	// when a command lowered the setting while runs were in progress).
+	for _, bisection := range []bool{false, true} {
+		running, runningBefore := 0, 0
+		for _, r := range p.snap.Runs {
+			if r.Status == RunInProgress && r.Bisection == bisection {
+				running++
+			}
 		}
-	}
-	for _, r := range before.Runs {
-		if r.Status == RunInProgress {
-			runningBefore++
+		for _, r := range before.Runs {
+			if r.Status == RunInProgress && r.Bisection == bisection {
+				runningBefore++
+			}
 		}
-	}
-	if running > max(p.snap.Queue.Concurrency, runningBefore) {
-		t.Fatalf("%d runs in progress with concurrency %d", running, p.snap.Queue.Concurrency)
+		limit := p.snap.Queue.Concurrency
+		if bisection {
+			limit = max(p.snap.Queue.BisectionConcurrency, 1)
+		}
+		if running > max(limit, runningBefore) {
+			t.Fatalf("%d runs in progress (bisection: %v) with a limit of %d", running, bisection, limit)
+		}
 	}
 	// No PR lost: every submitted PR is in the snapshot, or was stored
 	// finished before it was pruned.
@@ -277,6 +288,7 @@ func (p *propSim) checkMerges() {
 		}
 		run, ok := p.runs[m.runID]
 		if !ok || run.Status != RunSucceeded {
+			t.Logf("run %+v", run)
 			t.Fatalf("PR %d merged on run %q (status %q), not a passing run", m.pr, m.runID, run.Status)
 		}
 		want := slices.Clone(p.w.commits[run.BaseSHA])
@@ -332,6 +344,10 @@ var optimisticSeen atomic.Int64
 // directSeen counts the direct merges the generator reached.
 var directSeen atomic.Int64
 
+// bisectionSeen counts the PRs that passed on a bisection run: batches
+// failed and were searched.
+var bisectionSeen atomic.Int64
+
 // lanesSeen counts the PRs of another lane merged between a run's base and
 // its PR's merge: PARALLEL lanes really ran side by side.
 var lanesSeen atomic.Int64
@@ -341,13 +357,16 @@ func TestProperties(t *testing.T) {
 		if optimisticSeen.Load() == 0 {
 			t.Error("no seed reached an optimistic merge: the generator lost that case")
 		}
+		if bisectionSeen.Load() == 0 {
+			t.Error("no seed passed a PR on a bisection run: the generator lost that case")
+		}
 		if directSeen.Load() == 0 {
 			t.Error("no seed reached a direct merge: the generator lost that case")
 		}
 		if lanesSeen.Load() == 0 {
 			t.Error("no seed merged two PARALLEL lanes side by side: the generator lost that case")
 		}
-		t.Logf("optimistic merges %d, direct merges %d, side-by-side lane merges %d", optimisticSeen.Load(), directSeen.Load(), lanesSeen.Load())
+		t.Logf("optimistic merges %d, direct merges %d, side-by-side lane merges %d, passed on bisection %d", optimisticSeen.Load(), directSeen.Load(), lanesSeen.Load(), bisectionSeen.Load())
 	}()
 	seeds := 100
 	if testing.Short() {
@@ -367,6 +386,13 @@ func TestProperties(t *testing.T) {
 				p.update(QueuePatch{PendingFailureDepth: ptr(rng.IntN(3)), CanOptimisticallyMerge: ptr(true)})
 			case 2:
 				p.update(QueuePatch{DirectMergeMode: ptr("ALWAYS")})
+			}
+			if rng.IntN(2) == 0 {
+				p.update(QueuePatch{
+					Batch: ptr(true), BatchingMinSize: ptr(2 + rng.IntN(3)), BatchingMaxWaitTimeMinutes: ptr(rng.IntN(6)),
+					BisectionConcurrency: ptr(1 + rng.IntN(2)),
+					OptimizationMode:     ptr([]string{"OFF", "BISECTION_SKIP_REDUNDANT_TESTS"}[rng.IntN(2)]),
+				})
 			}
 			for range 250 {
 				p.act()
@@ -392,6 +418,9 @@ func TestProperties(t *testing.T) {
 				gp := p.w.prs[e.PRNumber]
 				blocked := e.State == NotReady && (gp.mergeability != Mergeable || gp.draft)
 				if e.Active() && !blocked {
+					if r, ok := p.runs[e.RunID]; ok {
+						t.Logf("its run %s: %s %s, bisect %+v, PRs %+v", r.ID, r.Status, r.Reason, r.Bisect, r.PRs)
+					}
 					t.Errorf("PR %d still %s (%s) after the queue calmed down; GitHub: %+v", e.PRNumber, e.State, e.Reason, *gp)
 				}
 			}

@@ -578,3 +578,70 @@ func TestDirectMerge(t *testing.T) {
 		})
 	}
 }
+
+// TestBatchWithOneCulprit: four PRs test as one batch; PR 3 is bad. The
+// batch fails, bisection finds PR 3 (testing the first two, then the first
+// three, never the whole batch again with BISECTION_SKIP_REDUNDANT_TESTS),
+// 1 and 2 merge on the passing bisection run, 3 fails, 4 is retested and
+// merges. With optimizationMode OFF the whole batch is also run again once.
+func TestBatchWithOneCulprit(t *testing.T) {
+	for _, c := range []struct {
+		mode string
+		runs int
+	}{{"BISECTION_SKIP_REDUNDANT_TESTS", 4}, {"OFF", 5}} {
+		t.Run(c.mode, func(t *testing.T) {
+			s := newSim(t, 1)
+			s.update(QueuePatch{Batch: ptr(true), BatchingMinSize: ptr(4), BisectionConcurrency: ptr(2), OptimizationMode: ptr(c.mode)})
+			s.w.bad[3] = true
+			for pr := 1; pr <= 4; pr++ {
+				s.submit(pr, nil)
+			}
+			s.steps(20)
+			got := map[int]PRState{}
+			for pr := 1; pr <= 4; pr++ {
+				got[pr] = s.state(pr)
+			}
+			if diff := cmp.Diff(got, map[int]PRState{1: Merged, 2: Merged, 3: Failed, 4: Merged}); diff != "" {
+				t.Errorf("states (-got +want):\n%s", diff)
+			}
+			if diff := cmp.Diff(s.mergedOrder(), []int{1, 2, 4}); diff != "" {
+				t.Errorf("merges (-got +want):\n%s", diff)
+			}
+			if got := len(s.w.built); got != c.runs {
+				t.Errorf("%d test branches built, want %d", got, c.runs)
+			}
+			v := s.runs[s.entry(1).VerifiedByTestRun]
+			if !v.Bisection || v.Prefix != 2 || !strings.Contains(v.TestBranch, "-bisection-") {
+				t.Errorf("PR 1 verified by %+v, want the bisection run of the first two", v)
+			}
+			if got := s.transitionsOf(3); got[len(got)-1] != "PENDING_FAILURE>FAILED:TEST_RUN_REQUIRED_STATUS_FAILED" {
+				t.Errorf("PR 3 transitions: %v", got)
+			}
+		})
+	}
+}
+
+// TestBatchWaitsToFill: a batch of two waits for a second PR up to
+// batchingMaxWaitTimeMinutes, then runs short.
+func TestBatchWaitsToFill(t *testing.T) {
+	s := newSim(t, 2)
+	s.update(QueuePatch{Batch: ptr(true), BatchingMinSize: ptr(2), BatchingMaxWaitTimeMinutes: ptr(5)})
+	s.w.hold[1] = true
+	s.submit(1, nil)
+	s.steps(2)
+	if got := s.state(1); got != Pending {
+		t.Fatalf("PR 1 alone: %s, want PENDING (waiting for a second PR)", got)
+	}
+	s.now = s.now.Add(5 * time.Minute)
+	s.steps(1)
+	if got := s.state(1); got != Testing {
+		t.Fatalf("PR 1 after the wait: %s, want TESTING", got)
+	}
+	s.submit(2, nil)
+	s.submit(3, nil)
+	s.steps(2)
+	r2, r3 := s.entry(2).RunID, s.entry(3).RunID
+	if r2 == "" || r2 != r3 || countUnderTest(ptr(s.runs[r2])) != 2 {
+		t.Errorf("PRs 2 and 3 not batched together: runs %q %q", r2, r3)
+	}
+}

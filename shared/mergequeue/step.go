@@ -220,18 +220,63 @@ func (m *machine) timeouts() {
 	}
 }
 
+// runFailed ends a failed run. The PR under test goes to PENDING_FAILURE;
+// the PRs of a failed batch stay TESTING while bisection looks for the
+// culprit; a bisection run's result narrows that search.
 func (m *machine) runFailed(r *Run, reason string) {
 	m.endRun(r, RunFailed, reason)
-	if e := m.entryByIDPtr(r.EntryID); e != nil && e.RunID == r.ID && e.State == Testing {
+	if r.Bisection {
+		if b := m.run(r.BisectOf); b != nil && b.Bisect != nil && r.Prefix < b.Bisect.Hi {
+			m.editBisect(b, func(bs *Bisection) { bs.Hi, bs.FailRun = r.Prefix, r.ID })
+		}
+		return
+	}
+	members := m.underTest(r)
+	if len(members) > 1 && reason != ReasonNoRequiredStatuses {
+		r.Bisect = &Bisection{Hi: len(r.PRs) - firstUnderTest(r), FailRun: r.ID}
+		return
+	}
+	for _, e := range members {
 		m.transition(e, PendingFailure, reason)
 	}
 }
 
+// runPassed ends a passed run: its PRs under test pass; a bisection run's
+// result narrows the search of its batch.
 func (m *machine) runPassed(r *Run) {
 	m.endRun(r, RunSucceeded, "")
-	if e := m.entryByIDPtr(r.EntryID); e != nil && e.RunID == r.ID && e.State == Testing {
+	if r.Bisection {
+		if b := m.run(r.BisectOf); b != nil && b.Bisect != nil && r.Prefix > b.Bisect.Lo {
+			m.editBisect(b, func(bs *Bisection) { bs.Lo, bs.PassRun = r.Prefix, r.ID })
+		}
+		return
+	}
+	for _, e := range m.underTest(r) {
 		m.transition(e, TestsPassed, ReasonTestRunPassed)
 	}
+}
+
+// underTest is the entries r tests (its PRs under test, in order) that are
+// still TESTING on it.
+func (m *machine) underTest(r *Run) []*Entry {
+	var out []*Entry
+	for _, p := range r.PRs {
+		if e := m.entryByIDPtr(p.EntryID); p.UnderTest && e != nil && e.RunID == r.ID && e.State == Testing && e.Episode == p.Episode {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// firstUnderTest is the index in r.PRs of its first PR under test: the
+// PRs ahead come first.
+func firstUnderTest(r *Run) int {
+	for i, p := range r.PRs {
+		if p.UnderTest {
+			return i
+		}
+	}
+	return len(r.PRs)
 }
 
 // settle applies the queue's rules until nothing more moves. Each pass can
@@ -244,6 +289,7 @@ func (m *machine) settle() {
 		m.switchModes()
 		m.deferredCancels()
 		m.promoteReady()
+		m.bisect()
 		m.evaluateLines()
 		m.jumpTheLine()
 		m.startRuns()
@@ -318,7 +364,12 @@ func (m *machine) line() []*Entry {
 // always in SINGLE mode (one lane); in PARALLEL mode when their impacted
 // targets intersect (unknown targets intersect everything).
 func (m *machine) dependsOn(e, x *Entry) bool {
-	return m.s.Queue.Mode != ModeParallel || e.Targets.Intersects(x.Targets)
+	if m.s.Queue.Mode != ModeParallel || e.Targets.Intersects(x.Targets) {
+		return true
+	}
+	// Tested on top of it already, as another PR of its batch.
+	r := m.run(e.RunID)
+	return r != nil && slices.ContainsFunc(r.PRs, func(p RunPR) bool { return p.EntryID == x.ID })
 }
 
 // dependencies returns, in PARALLEL mode, for each entry of line the
@@ -421,6 +472,11 @@ func (m *machine) evaluate(e *Entry, ahead, behind []*Entry) {
 		}
 	} else if e.State != Pending {
 		m.restart(e, ReasonPrerequisiteFailed, false)
+		return
+	}
+	if e.State == Testing && r != nil && r.Status == RunCancelled {
+		// Its batch's run was cancelled for another PR of the batch.
+		m.restart(e, ReasonPrerequisiteCancelled, false)
 		return
 	}
 	mergeAllowed := m.s.Queue.State != QueuePaused
@@ -539,10 +595,12 @@ func (m *machine) valid(r *Run, e *Entry, ahead []*Entry) (string, bool) {
 		}
 		return ReasonManualPush, false
 	}
+	// What was merged in before e (the PRs ahead, then the PRs of its
+	// batch before it) must be exactly what is ahead of it now.
 	k := 0
 	for _, p := range r.PRs {
-		if p.UnderTest {
-			continue
+		if p.EntryID == e.ID {
+			break
 		}
 		pe := m.entryByIDPtr(p.EntryID)
 		if m.mergedByQueueAt(p) {
@@ -654,10 +712,22 @@ func (m *machine) jumpTheLine() {
 
 func (m *machine) concurrency() int { return max(m.s.Queue.Concurrency, 1) }
 
+// inProgress counts the test runs in progress that take a concurrency
+// slot: bisection runs have their own (bisectionInProgress).
 func (m *machine) inProgress() int {
 	n := 0
 	for i := range m.s.Runs {
-		if m.s.Runs[i].Status == RunInProgress {
+		if r := &m.s.Runs[i]; r.Status == RunInProgress && !r.Bisection {
+			n++
+		}
+	}
+	return n
+}
+
+func (m *machine) bisectionInProgress() int {
+	n := 0
+	for i := range m.s.Runs {
+		if r := &m.s.Runs[i]; r.Status == RunInProgress && r.Bisection {
 			n++
 		}
 	}
@@ -715,19 +785,68 @@ func (m *machine) startRuns() {
 	if len(line) == 0 && len(waiting) > 0 && m.directMerge(waiting[0], required, source) {
 		waiting = waiting[1:]
 	}
-	for _, e := range waiting {
-		if inProgress >= m.concurrency() {
-			return
+	for len(waiting) > 0 && inProgress < m.concurrency() {
+		batch := m.nextBatch(waiting)
+		if batch == nil {
+			return // a short batch waits to fill
+		}
+		waiting = waiting[len(batch):]
+		var d []int
+		for _, e := range batch {
+			if deps != nil {
+				d = mergeSorted(d, m.closure(line, deps, e))
+			}
 		}
 		ahead := line
 		if deps != nil {
-			d := m.closure(line, deps, e)
-			ahead, deps = inLine(line, d), append(deps, d)
+			ahead = inLine(line, d)
+			for i := range batch { // each depends on the batch's PRs before it too
+				deps = append(deps, append(slices.Clone(d), seq(len(line), len(line)+i)...))
+			}
 		}
-		m.startRun(e, ahead, required, source)
-		line = append(line, e)
+		m.startBatch(batch, ahead, required, source)
+		line = append(line, batch...)
 		inProgress++
 	}
+}
+
+// nextBatch is the PRs the next test run takes from waiting (in line
+// order): one PR, or with batching on up to batchingMinSize consecutive PRs
+// of one priority that are not noBatch. A batch shorter than that waits for more until its
+// first PR has waited batchingMaxWaitTimeMinutes; nil while it waits.
+func (m *machine) nextBatch(waiting []*Entry) []*Entry {
+	q := m.s.Queue
+	size := max(q.BatchingMinSize, 1)
+	if !q.Batch || size == 1 || waiting[0].NoBatch {
+		return waiting[:1]
+	}
+	// A batch keeps to one priority: an urgent PR jumping the line restarts
+	// the lower-priority PRs, which must not share its run.
+	n := 0
+	for n < len(waiting) && n < size && !waiting[n].NoBatch && waiting[n].Priority == waiting[0].Priority {
+		n++
+	}
+	wait := time.Duration(q.BatchingMaxWaitTimeMinutes) * time.Minute
+	if n < size && n == len(waiting) && m.now.Before(waiting[0].StateChangedAt.Add(wait)) {
+		return nil
+	}
+	return waiting[:n]
+}
+
+// seq is lo, lo+1, …, hi-1.
+func seq(lo, hi int) []int {
+	out := make([]int, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// mergeSorted is the sorted union of two sorted index lists.
+func mergeSorted(a, b []int) []int {
+	out := append(slices.Clone(a), b...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // sortWaiting orders PENDING entries as they join the line: by priority,
@@ -814,34 +933,53 @@ func checkStates(checks map[string]string) map[string]CheckState {
 // startRun creates a run of e on top of the entries ahead and asks for its
 // test branch.
 func (m *machine) startRun(e *Entry, ahead []*Entry, required []string, source string) {
+	m.startBatch([]*Entry{e}, ahead, required, source)
+}
+
+// startBatch creates one run of the PRs of batch, in order, on top of the
+// entries ahead, and asks for its test branch; the run is the last PR's.
+func (m *machine) startBatch(batch, ahead []*Entry, required []string, source string) {
 	id := m.newID()
-	prs := make([]RunPR, 0, len(ahead)+1)
-	for _, a := range ahead {
-		prs = append(prs, RunPR{EntryID: a.ID, Episode: a.Episode, PRNumber: a.PRNumber, HeadSHA: a.PR.HeadSHA, Title: a.PR.Title})
-	}
-	prs = append(prs, RunPR{EntryID: e.ID, Episode: e.Episode, PRNumber: e.PRNumber, HeadSHA: e.PR.HeadSHA, Title: e.PR.Title, UnderTest: true})
-	n := strconv.Itoa(e.PRNumber)
+	prs := runPRs(ahead, batch)
+	last := batch[len(batch)-1]
+	n := strconv.Itoa(last.PRNumber)
 	r := m.addRun(Run{
-		ID: id, EntryID: e.ID, PRNumber: e.PRNumber,
+		ID: id, EntryID: last.ID, PRNumber: last.PRNumber,
 		TestBranch: "trunk-merge/pr-" + n + "/" + id,
 		TempBranch: "trunk-temp/pr-" + n + "/" + id,
 		PRs:        prs, BaseSHA: m.s.TargetHead, BaseEpoch: m.s.BaseEpoch,
 		Status: RunInProgress, CreatedAt: m.now, BuildRequestedAt: m.now, BuildAttempts: 1,
 		RequiredStatuses: required, RequiredStatusesSource: source,
 	})
-	e.RunID = id
-	if e.Position == 0 {
-		m.s.NextPosition++
-		e.Position = m.s.NextPosition
+	for _, e := range batch {
+		e.RunID = id
+		if e.Position == 0 {
+			m.s.NextPosition++
+			e.Position = m.s.NextPosition
+		}
+		m.transition(e, Testing, ReasonTestRunStarted)
 	}
-	m.transition(e, Testing, ReasonTestRunStarted)
 	if len(required) == 0 {
 		// Nothing could ever pass; no branch was built, so none to delete.
 		r.Status, r.Reason, r.EndedAt = RunFailed, ReasonNoRequiredStatuses, m.now
-		m.transition(e, PendingFailure, ReasonNoRequiredStatuses)
+		for _, e := range batch {
+			m.transition(e, PendingFailure, ReasonNoRequiredStatuses)
+		}
 		return
 	}
 	m.emitBuild(r)
+}
+
+// runPRs lists the PRs a run merges in: those ahead, then those under test.
+func runPRs(ahead, under []*Entry) []RunPR {
+	prs := make([]RunPR, 0, len(ahead)+len(under))
+	for _, a := range ahead {
+		prs = append(prs, RunPR{EntryID: a.ID, Episode: a.Episode, PRNumber: a.PRNumber, HeadSHA: a.PR.HeadSHA, Title: a.PR.Title})
+	}
+	for _, e := range under {
+		prs = append(prs, RunPR{EntryID: e.ID, Episode: e.Episode, PRNumber: e.PRNumber, HeadSHA: e.PR.HeadSHA, Title: e.PR.Title, UnderTest: true})
+	}
+	return prs
 }
 
 func (m *machine) emitBuild(r *Run) {

@@ -287,6 +287,27 @@ type Run struct {
 	// Direct marks a direct merge's run: no test branch, the PR's own head
 	// (HeadSHA), up to date with BaseSHA, passed when it was made.
 	Direct bool `json:",omitempty"`
+	// Bisect is the search for the culprit of a failed batch run (several
+	// PRs under test), nil otherwise.
+	Bisect *Bisection `json:",omitempty"`
+	// BisectOf and Prefix mark a bisection run (Bisection): it tests the
+	// first Prefix PRs under test of the failed batch run BisectOf, on the
+	// same PRs ahead.
+	BisectOf string `json:",omitempty"`
+	Prefix   int    `json:",omitempty"`
+}
+
+// Bisection is what is known of a failed batch of n PRs: its first Lo PRs
+// passed together (on PassRun, "" while Lo is 0), its first Hi failed (on
+// FailRun; the batch run itself while Hi is n). The culprit is PR Hi once
+// Hi = Lo+1. Runs counts the bisection runs started, which number their
+// test branches.
+type Bisection struct {
+	Lo, Hi   int
+	PassRun  string `json:",omitempty"`
+	FailRun  string `json:",omitempty"`
+	Runs     int    `json:",omitempty"`
+	Retested bool   `json:",omitempty"` // OFF mode: the full batch was run again
 }
 
 // RunPR is one pull request merged into a test branch.

@@ -200,3 +200,46 @@ func TestDirectMergeOfAnUpToDatePR(t *testing.T) {
 		t.Errorf("merges on main (-got +want):\n%s", diff)
 	}
 }
+
+// TestBatchOfFourWithOneCulprit: four PRs tested as one batch; C's file
+// fails CI. Bisection finds C: A and B merge, C fails, D is retested
+// without it and merges; main's history is in order.
+func TestBatchOfFourWithOneCulprit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	e.ok("createQueue", q(nil), nil)
+	e.ok("updateQueue", q(map[string]any{"batch": true, "batchingMinSize": 4, "optimizationMode": "BISECTION_SKIP_REDUNDANT_TESTS"}), nil)
+	var prs []int
+	for _, name := range []string{"a", "b", "c", "d"} {
+		n := e.openPR(name)
+		prs = append(prs, n)
+		e.ok("submitPullRequest", prq(n, nil), nil)
+	}
+	e.tick()
+	var d0 struct {
+		TestedPullRequests []struct {
+			PRNumber int `json:"prNumber"`
+		} `json:"testedPullRequests"`
+	}
+	e.ok("getMergeQueueTestingDetails", map[string]any{"testRunId": e.currentRun(prs[3])}, &d0)
+	if len(d0.TestedPullRequests) != 4 {
+		t.Fatalf("the four are not one batch: %+v", d0)
+	}
+	e.until(allDone(e, prs...), "c.txt")
+	if diff := cmp.Diff(e.states(prs...), []string{"MERGED", "MERGED", "FAILED", "MERGED"}); diff != "" {
+		t.Errorf("states (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(e.mergedOrder(), []int{prs[0], prs[1], prs[3]}); diff != "" {
+		t.Errorf("merges on main (-got +want):\n%s", diff)
+	}
+	var d struct {
+		TestBranch         string `json:"testBranch"`
+		TestedPullRequests []struct {
+			PRNumber int `json:"prNumber"`
+		} `json:"testedPullRequests"`
+	}
+	e.ok("getMergeQueueTestingDetails", map[string]any{"testRunId": e.pr(prs[0]).VerifiedByTestRun}, &d)
+	if !strings.Contains(d.TestBranch, "-bisection-") || len(d.TestedPullRequests) != 2 {
+		t.Errorf("A verified by %+v, want the bisection run of A and B", d)
+	}
+}

@@ -1,0 +1,173 @@
+package mergequeue
+
+import "strconv"
+
+// bisect moves on the search for the culprit of each failed batch (a run
+// with several PRs under test, contract 3.7). The search looks for the
+// shortest failing prefix of the batch: with its first Lo PRs known to pass
+// together and its first Hi known to fail, it tests the first (Lo+Hi)/2 on
+// a bisection run (on bisectionConcurrency slots, on the same PRs ahead),
+// until Hi = Lo+1. The PRs of the passing prefix pass on its run and go on
+// to merge; PR Hi is the culprit and goes to PENDING_FAILURE, then FAILED
+// by the usual rule; the PRs after it are retested once it has left the
+// line. Meanwhile every PR of the batch stays TESTING. The search never
+// tests a prefix whose result is implied; with optimizationMode OFF it
+// also runs the whole batch again once beside the first half, so a batch
+// that failed on a flake passes without bisecting further
+// (BISECTION_SKIP_REDUNDANT_TESTS skips that rerun).
+func (m *machine) bisect() {
+	var batches []string // by id: starting runs moves m.s.Runs
+	for i := range m.s.Runs {
+		if b := &m.s.Runs[i]; b.Bisect != nil && !b.Bisection {
+			batches = append(batches, b.ID)
+		}
+	}
+	for _, id := range batches {
+		m.bisectBatch(id)
+	}
+}
+
+func (m *machine) bisectBatch(id string) {
+	b := m.run(id)
+	first := firstUnderTest(b)
+	members := b.PRs[first:]
+	n := len(members)
+	if bs := b.Bisect; bs.Lo >= bs.Hi && bs.Lo < n {
+		// A prefix passed that holds a failed one: one of the two runs was
+		// a flake. Trust the pass; the batch as a whole still failed.
+		m.editBisect(b, func(bs *Bisection) { bs.Hi, bs.FailRun = n, b.ID })
+	}
+	bs := *b.Bisect
+	onBatch := func(i int) *Entry {
+		e := m.entryByIDPtr(members[i].EntryID)
+		if e == nil || e.Episode != members[i].Episode || e.RunID != b.ID || e.State != Testing {
+			return nil
+		}
+		return e
+	}
+	// Every PR not yet settled by the search must still be testing on the
+	// batch; if one left (cancelled, pushed to, restarted) the search is
+	// moot: the rest retest.
+	culprit := bs.Hi == bs.Lo+1
+	for i := bs.Lo; i < n; i++ {
+		if onBatch(i) == nil && !(culprit && i >= bs.Hi-1) {
+			m.abandonBisection(b, members, onBatch)
+			return
+		}
+	}
+	if bs.Lo > 0 {
+		for i := range bs.Lo {
+			if e := onBatch(i); e != nil {
+				e.RunID = bs.PassRun
+				m.transition(e, TestsPassed, ReasonTestRunPassed)
+			}
+		}
+	}
+	if bs.Lo >= n {
+		m.endBisectionRuns(b, 0, n+1)
+		return
+	}
+	if culprit {
+		m.endBisectionRuns(b, 0, n+1)
+		c := m.entryByIDPtr(members[bs.Hi-1].EntryID)
+		if e := onBatch(bs.Hi - 1); e != nil {
+			e.RunID = bs.FailRun
+			reason := b.Reason
+			if f := m.run(bs.FailRun); f != nil && f.Reason != "" {
+				reason = f.Reason
+			}
+			m.transition(e, PendingFailure, reason)
+		} else if c != nil && c.State == Merged {
+			// The culprit merged after all (optimistic merge): those after
+			// it retest on top of it.
+			for i := bs.Hi; i < n; i++ {
+				if e := onBatch(i); e != nil {
+					m.restart(e, ReasonPrerequisiteFailed, false)
+				}
+			}
+		}
+		return
+	}
+	m.endBisectionRuns(b, bs.Lo+1, bs.Hi)
+	if m.s.Queue.State == QueuePaused {
+		return
+	}
+	mid := (bs.Lo + bs.Hi) / 2
+	m.startBisection(id, mid)
+	if m.s.Queue.OptimizationMode != OptimizationBisectionSkipTests && !bs.Retested && bs.Lo == 0 && bs.Hi == n {
+		if m.startBisection(id, n) {
+			m.editBisect(m.run(id), func(bs *Bisection) { bs.Retested = true })
+		}
+	}
+}
+
+// editBisect changes b's bisection on a copy: the snapshot passed to Step
+// shares its runs' pointers and must not change.
+func (m *machine) editBisect(b *Run, f func(*Bisection)) {
+	bs := *b.Bisect
+	f(&bs)
+	b.Bisect = &bs
+	m.touchRun(b)
+}
+
+// startBisection starts a bisection run of the first prefix PRs of batch
+// b, unless one is in progress or no bisection slot is free; it reports
+// whether one is running.
+func (m *machine) startBisection(batchID string, prefix int) bool {
+	for i := range m.s.Runs {
+		if r := &m.s.Runs[i]; r.Bisection && r.BisectOf == batchID && r.Prefix == prefix && r.Status == RunInProgress {
+			return true
+		}
+	}
+	b := m.run(batchID)
+	if m.bisectionInProgress() >= max(m.s.Queue.BisectionConcurrency, 1) {
+		return false
+	}
+	first := firstUnderTest(b)
+	var prs []RunPR
+	for _, p := range b.PRs[:first] {
+		if !m.mergedByQueueAt(p) { // merged since: now in the base
+			prs = append(prs, p)
+		}
+	}
+	prs = append(prs, b.PRs[first:first+prefix]...)
+	last := b.PRs[first+prefix-1]
+	m.editBisect(b, func(bs *Bisection) { bs.Runs++ })
+	id := m.newID()
+	n, k := strconv.Itoa(last.PRNumber), strconv.Itoa(b.Bisect.Runs)
+	// addRun may move m.s.Runs: b is not used after it.
+	r := m.addRun(Run{
+		ID: id, PRNumber: last.PRNumber, Bisection: true, BisectOf: b.ID, Prefix: prefix,
+		TestBranch: "trunk-merge/pr-" + n + "/" + id + "-bisection-" + k,
+		TempBranch: "trunk-temp/pr-" + n + "/" + id + "-bisection-" + k,
+		PRs:        prs, BaseSHA: m.s.TargetHead, BaseEpoch: m.s.BaseEpoch,
+		Status: RunInProgress, CreatedAt: m.now, BuildRequestedAt: m.now, BuildAttempts: 1,
+		RequiredStatuses: b.RequiredStatuses, RequiredStatusesSource: b.RequiredStatusesSource,
+	})
+	m.emitBuild(r)
+	return true
+}
+
+// endBisectionRuns cancels b's bisection runs in progress whose prefix is
+// outside [lo, hi): their result would tell nothing new.
+func (m *machine) endBisectionRuns(b *Run, lo, hi int) {
+	for i := range m.s.Runs {
+		r := &m.s.Runs[i]
+		if r.Bisection && r.BisectOf == b.ID && r.Status == RunInProgress && (r.Prefix < lo || r.Prefix >= hi) {
+			m.endRun(r, RunCancelled, ReasonBisectionSettled)
+		}
+	}
+}
+
+// abandonBisection ends the search of b: the PRs still testing on it
+// retest.
+func (m *machine) abandonBisection(b *Run, members []RunPR, onBatch func(int) *Entry) {
+	m.endBisectionRuns(b, 0, len(members)+1)
+	b.Bisect = nil
+	m.touchRun(b)
+	for i := range members {
+		if e := onBatch(i); e != nil {
+			m.restart(e, ReasonPrerequisiteCancelled, false)
+		}
+	}
+}
