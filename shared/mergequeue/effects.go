@@ -170,6 +170,11 @@ type Event struct {
 	FailureReason      string         `json:"failure_reason,omitempty"`
 	CancellationReason string         `json:"cancellation_reason,omitempty"`
 	MergedReason       string         `json:"merged_reason,omitempty"`
+	// PRNumbers and PRNumbersInBatch are set on pull_request_batch.*
+	// events only, which have no pr_number or author (the driver's wire
+	// form leaves those out).
+	PRNumbers        []int `json:"pr_numbers,omitempty"`
+	PRNumbersInBatch []int `json:"pr_numbers_in_batch,omitempty"`
 }
 
 // Observations are the facts the driver gathered since the last step. They

@@ -130,7 +130,42 @@ func (m *machine) transition(e *Entry, to PRState, reason string) {
 	m.lastSeq[e.ID] = t.Seq
 	if ev := m.event(e, t); ev != nil {
 		m.out.Effects = append(m.out.Effects, Effect{Key: ev.ID, Kind: EffectEvent, Event: ev})
+		if bev := m.batchEvent(e, ev); bev != nil {
+			m.out.Effects = append(m.out.Effects, Effect{Key: bev.ID, Kind: EffectEvent, Event: bev})
+		}
 	}
+}
+
+// batchEvent is the pull_request_batch.* twin of ev (contract 4), nil
+// unless e's run tests several PRs and e is the last of them: a batch
+// event fires when the last PR of the batch reaches the state.
+func (m *machine) batchEvent(e *Entry, ev *Event) *Event {
+	r := m.run(e.RunID)
+	if r == nil || ev.Action == "submitted" || ev.Action == "queued" {
+		return nil
+	}
+	var prs []int
+	last := ""
+	for _, p := range r.PRs {
+		if p.UnderTest {
+			prs, last = append(prs, p.PRNumber), p.EntryID
+		}
+	}
+	if len(prs) < 2 || last != e.ID {
+		return nil
+	}
+	b := *ev
+	b.ID = "event/batch/" + r.ID + "/" + ev.Action + "/" + strconv.FormatInt(m.s.NextTransition, 10)
+	b.Type = "pull_request_batch." + ev.Action
+	b.PRNumbers, b.PRNumbersInBatch = prs, prs
+	b.TestBranch, b.TestBranchSHA = r.TestBranch, r.HeadSHA
+	b.Batched = nil
+	b.IsBisection = nil
+	if ev.Action == "testing" || ev.Action == "failed" || ev.Action == "canceled" {
+		bis := r.Bisection
+		b.IsBisection = &bis
+	}
+	return &b
 }
 
 // event is the contract-4 event of transition t, nil for TESTS_PASSED (the

@@ -645,3 +645,26 @@ func TestBatchWaitsToFill(t *testing.T) {
 		t.Errorf("PRs 2 and 3 not batched together: runs %q %q", r2, r3)
 	}
 }
+
+// TestBatchEvents: a batch of two that passes sends one
+// pull_request_batch.testing and one pull_request_batch.merged, naming
+// both PRs.
+func TestBatchEvents(t *testing.T) {
+	s := newSim(t, 1)
+	s.update(QueuePatch{Batch: ptr(true), BatchingMinSize: ptr(2)})
+	s.submit(1, nil)
+	s.submit(2, nil)
+	s.steps(6)
+	var batch []Event
+	for _, ev := range s.w.eventLog {
+		if strings.HasPrefix(ev.Type, "pull_request_batch.") {
+			batch = append(batch, ev)
+		}
+	}
+	if len(batch) != 2 || batch[0].Type != "pull_request_batch.testing" || batch[1].Type != "pull_request_batch.merged" {
+		t.Fatalf("batch events: %+v", batch)
+	}
+	if b := batch[0]; !slices.Equal(b.PRNumbers, []int{1, 2}) || b.IsBisection == nil || *b.IsBisection || b.TestBranch == "" {
+		t.Errorf("batch testing event: %+v", b)
+	}
+}

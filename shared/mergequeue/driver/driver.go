@@ -384,7 +384,14 @@ func (d *Driver) save(ctx context.Context, rec store.QueueRecord, prev int64, ou
 		if d.DetailsURL != nil {
 			ev.HTTPDetailsURL = d.DetailsURL(rec.Key, ev.PRNumber)
 		}
-		payload, err := json.Marshal(wireEvent{Event: ev, Timestamp: ev.Timestamp.UTC().Format(eventTimeFormat)})
+		w := wireEvent{Event: ev, Timestamp: ev.Timestamp.UTC().Format(eventTimeFormat)}
+		var payload []byte
+		var err error
+		if len(ev.PRNumbers) > 0 {
+			payload, err = json.Marshal(wireBatchEvent{wireEvent: w})
+		} else {
+			payload, err = json.Marshal(w)
+		}
 		if err != nil {
 			return errs.Wrap(errs.Internal, err, "internal error")
 		}
@@ -406,6 +413,15 @@ const eventTimeFormat = "2006-01-02T15:04:05.000Z"
 type wireEvent struct {
 	mergequeue.Event
 	Timestamp string `json:"timestamp"`
+}
+
+// wireBatchEvent is a pull_request_batch.* event as delivered: it names
+// its pull requests in pr_numbers and has no pr_number or author (contract
+// 4); the nil fields, at a shallower depth, hide the embedded ones.
+type wireBatchEvent struct {
+	wireEvent
+	PRNumber *struct{} `json:"pr_number,omitempty"`
+	Author   *struct{} `json:"author,omitempty"`
 }
 
 // EventID is the outbox id (and webhook-id) of an engine event: derived

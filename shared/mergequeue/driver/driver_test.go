@@ -1,11 +1,15 @@
 package driver
 
 import (
+	"encoding/json"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mainguard/mainguard/shared/github"
+	"github.com/mainguard/mainguard/shared/mergequeue"
 )
 
 func TestCollapse(t *testing.T) {
@@ -41,5 +45,25 @@ func TestEventIDIsDeterministic(t *testing.T) {
 	}
 	if EventID("event/0a1b-2c/18") == got {
 		t.Error("two transitions share an event id")
+	}
+}
+
+// TestBatchEventWireForm: a batch event goes out without pr_number and
+// author, with pr_numbers, and with the contract's millisecond timestamp.
+func TestBatchEventWireForm(t *testing.T) {
+	at := time.Date(2026, 7, 23, 1, 2, 3, 0, time.UTC)
+	ev := mergequeue.Event{Type: "pull_request_batch.testing", Action: "testing", Timestamp: at, PRNumber: 2, Author: "dev", PRNumbers: []int{1, 2}, PRNumbersInBatch: []int{1, 2}}
+	raw, err := json.Marshal(wireBatchEvent{wireEvent: wireEvent{Event: ev, Timestamp: at.Format(eventTimeFormat)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	_, hasPR := got["pr_number"]
+	_, hasAuthor := got["author"]
+	if hasPR || hasAuthor || fmt.Sprint(got["pr_numbers"]) != "[1 2]" || got["timestamp"] != "2026-07-23T01:02:03.000Z" {
+		t.Errorf("wire form: %s", raw)
 	}
 }
