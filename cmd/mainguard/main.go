@@ -42,6 +42,7 @@ func init() {
 		{"webhook deliveries", "", "list the recent delivery attempts to an endpoint, most recent first", webhookDeliveries},
 		{"webhook replay", "", "send an event again to its endpoints", webhookReplay},
 		{"webhook listen", "", "receive webhooks on a local address, verify their signatures and print them", webhookListen},
+		{"sim", "", "simulate the merge queue: the real engine on a simulated GitHub and CI, its throughput beside the model's", simulate},
 		{"version", "", "print the program's version", version},
 	}
 }

@@ -10,7 +10,9 @@ import "strconv"
 // until Hi = Lo+1. The PRs of the passing prefix pass on its run and go on
 // to merge; PR Hi is the culprit and goes to PENDING_FAILURE, then FAILED
 // by the usual rule; the PRs after it are retested once it has left the
-// line. Meanwhile every PR of the batch stays TESTING. The search never
+// line. Meanwhile every PR of the batch stays TESTING. A batch starts its
+// search only once every PR it was tested on top of has passed: until
+// then its failure may be theirs. The search never
 // tests a prefix whose result is implied; with optimizationMode OFF it
 // also runs the whole batch again once beside the first half, so a batch
 // that failed on a flake passes without bisecting further
@@ -89,7 +91,9 @@ func (m *machine) bisectBatch(id string) {
 		return
 	}
 	m.endBisectionRuns(b, bs.Lo+1, bs.Hi)
-	if m.s.Queue.State == QueuePaused {
+	if m.s.Queue.State == QueuePaused || !m.aheadPassed(b) {
+		// A batch tested on top of PRs whose fate is open may have failed
+		// because of them: it waits for them, as a pending failure does.
 		return
 	}
 	mid := (bs.Lo + bs.Hi) / 2
@@ -99,6 +103,20 @@ func (m *machine) bisectBatch(id string) {
 			m.editBisect(m.run(id), func(bs *Bisection) { bs.Retested = true })
 		}
 	}
+}
+
+// aheadPassed reports whether every PR batch b was tested on top of has
+// passed or merged since.
+func (m *machine) aheadPassed(b *Run) bool {
+	for _, p := range b.PRs[:firstUnderTest(b)] {
+		if m.mergedByQueueAt(p) {
+			continue
+		}
+		if e := m.entryByIDPtr(p.EntryID); e == nil || e.Episode != p.Episode || e.State != TestsPassed {
+			return false
+		}
+	}
+	return true
 }
 
 // editBisect changes b's bisection on a copy: the snapshot passed to Step

@@ -510,6 +510,17 @@ func allPassed(ahead []*Entry) bool {
 	return true
 }
 
+// waiting counts the PENDING entries that have no place in the line yet.
+func (m *machine) waiting() int {
+	n := 0
+	for i := range m.s.Entries {
+		if e := &m.s.Entries[i]; e.State == Pending && e.Position == 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // optimisticRun is the run that lets e merge optimistically (contract
 // 3.7), nil when there is none: with canOptimisticallyMerge and a
 // pending-failure depth of at least 1 (with depth 0 a failed PR fails at
@@ -567,10 +578,20 @@ func (m *machine) mergedByQueueAt(p RunPR) bool {
 
 // depthSatisfied is the pending-failure depth rule: the failing PR waits
 // until up to PendingFailureDepth PRs behind it (those that depend on it)
-// have finished their runs.
+// have finished their runs, counting the PRs still waiting to join the
+// line behind it.
 func (m *machine) depthSatisfied(behind []*Entry) bool {
-	n := min(m.s.Queue.PendingFailureDepth, len(behind))
-	for _, b := range behind[:max(n, 0)] {
+	depth := m.s.Queue.PendingFailureDepth
+	if depth <= 0 {
+		return true
+	}
+	// Fewer PRs behind than the depth while others wait to join the line:
+	// wait for them too (the failing PR may be the last of a full line).
+	if len(behind) < depth && m.s.Queue.State == QueueRunning && m.waiting() > 0 {
+		return false
+	}
+	n := min(depth, len(behind))
+	for _, b := range behind[:n] {
 		r := m.run(b.RunID)
 		if r == nil || r.Status == RunInProgress {
 			return false

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/mergequeue/sim"
+	"github.com/mainguard/mainguard/shared/repository"
+)
+
+// simulate is `mainguard sim`: the merge-queue engine on a simulated GitHub
+// and CI, on a virtual clock. It needs no server and no table.
+func simulate(e *env, args []string) error {
+	f := newFlags(cmdOf("sim"))
+	var cfg sim.Config
+	queueFlags(f, &cfg.Queue)
+	arrival := worldFlags(f, &cfg)
+	sweep := f.Bool("sweep", false, "print a table over p of 2, 5, 10 and 20% and --concurrency of 1, 5 and 10 instead of one run, every other flag kept (default off)")
+	if _, err := f.parse(e, args, 0); err != nil {
+		return err
+	}
+	cfg.Arrival = sim.Arrival(*arrival)
+	if *sweep {
+		return simSweep(e.stdout, cfg)
+	}
+	r, err := sim.Run(cfg)
+	if err != nil {
+		return simError(err)
+	}
+	printSim(e.stdout, cfg, r)
+	return nil
+}
+
+// queueFlags are the queue settings, named after the API's fields. Unset,
+// they keep createQueue's defaults, which the help shows.
+func queueFlags(f *flags, p *mergequeue.QueuePatch) {
+	def := mergequeue.DefaultQueue(repository.Ref{}, "main")
+	f.Func("mode", fmt.Sprintf("SINGLE or PARALLEL: one testing line, or a lane per group of impacted targets (see --targets) (default %s)", def.Mode), textFlag(&p.Mode))
+	f.Func("concurrency", fmt.Sprintf("test runs at once, C (default %d)", def.Concurrency), intFlag(&p.Concurrency))
+	f.Func("testing-timeout-minutes", fmt.Sprintf("minutes a run may take before it fails (default %d)", def.TestingTimeoutMinutes), intFlag(&p.TestingTimeoutMinutes))
+	f.BoolFunc("optimistic-merge", fmt.Sprintf("a failed PR merges when a later run that includes it passes (canOptimisticallyMerge) (default %s)", onoff(def.CanOptimisticallyMerge)), onOff(&p.CanOptimisticallyMerge))
+	f.Func("pending-failure-depth", fmt.Sprintf("runs behind a failed PR that must finish before it fails (default %d)", def.PendingFailureDepth), intFlag(&p.PendingFailureDepth))
+	f.BoolFunc("batch", fmt.Sprintf("test PRs in batches (default %s)", onoff(def.Batch)), onOff(&p.Batch))
+	f.Func("batching-min-size", fmt.Sprintf("PRs a batch waits for (default %d)", def.BatchingMinSize), intFlag(&p.BatchingMinSize))
+	f.Func("batching-max-wait-minutes", fmt.Sprintf("minutes a batch waits for its minimum size (default %d)", def.BatchingMaxWaitTimeMinutes), intFlag(&p.BatchingMaxWaitTimeMinutes))
+	f.Func("bisection-concurrency", "test runs at once when bisecting a failed batch (default: the concurrency)", intFlag(&p.BisectionConcurrency))
+	f.Func("optimization-mode", fmt.Sprintf("OFF or BISECTION_SKIP_REDUNDANT_TESTS (default %s)", def.OptimizationMode), textFlag(&p.OptimizationMode))
+	f.Func("direct-merge-mode", fmt.Sprintf("OFF or ALWAYS: with nothing testing, the first waiting PR merges without a test run when it is up to date with the target branch and its own checks passed (default %s)", def.DirectMergeMode), textFlag(&p.DirectMergeMode))
+	f.Func("merge-method", fmt.Sprintf("MERGE_COMMIT, SQUASH or REBASE (default %s)", def.MergeMethod), textFlag(&p.MergeMethod))
+	f.Func("required-statuses", "the statuses a run must pass, comma-separated; the simulated CI reports them all (default ci)", func(v string) error {
+		p.RequiredStatuses = strings.Split(v, ",")
+		return nil
+	})
+	f.Func("state", fmt.Sprintf("RUNNING, PAUSED or DRAINING; a queue that is not running never finishes, which the simulation reports (default %s)", def.State), textFlag(&p.State))
+	f.BoolFunc("create-prs-for-testing-branches", fmt.Sprintf("open a PR for each test branch (default %s)", onoff(def.CreatePrsForTestingBranches)), onOff(&p.CreatePrsForTestingBranches))
+	f.BoolFunc("comments", fmt.Sprintf("comment on PRs; --comments=off to turn off (default %s)", onoff(def.CommentsEnabled)), onOff(&p.CommentsEnabled))
+	f.BoolFunc("commands", fmt.Sprintf("accept commands in PR comments; --commands=off to turn off (default %s)", onoff(def.CommandsEnabled)), onOff(&p.CommandsEnabled))
+	f.BoolFunc("status-check", fmt.Sprintf("set a commit status on each PR head; --status-check=off to turn off (default %s)", onoff(def.StatusCheckEnabled)), onOff(&p.StatusCheckEnabled))
+}
+
+// worldFlags are the simulated world's settings; it returns --arrival.
+func worldFlags(f *flags, cfg *sim.Config) *string {
+	f.IntVar(&cfg.PRs, "prs", 2000, "pull requests to submit, N")
+	f.Float64Var(&cfg.BadRate, "p", 0.05, "probability that a PR is bad: every run with it among its heads fails (exactly round(p·N) PRs are bad)")
+	f.Float64Var(&cfg.FlakeRate, "f", 0, "probability that a run of good PRs fails anyway, drawn once per run (default 0)")
+	f.DurationVar(&cfg.TestTime, "test-time", 30*time.Minute, "how long a CI run takes, T")
+	f.Float64Var(&cfg.Spread, "spread", 0, "s: a run takes a time uniform in T·[1−s, 1+s] (default 0: exactly T)")
+	arrival := f.String("arrival", string(sim.Saturated), "saturated (the queue always holds at least max(2·C·B, 8) untested PRs) or poisson (--rate PRs per test time)")
+	f.Float64Var(&cfg.Rate, "rate", 1, "with --arrival poisson: PRs arriving per test time, on average")
+	f.IntVar(&cfg.Targets, "targets", 0, "independent impacted-target groups K, each PR in one at random; PARALLEL mode makes a lane of each (default 0: every PR impacts ALL, one lane)")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "random seed: the same seed gives the same figures")
+	return arrival
+}
+
+// textFlag is a flag.Func reading a string into *dst.
+func textFlag(dst **string) func(string) error {
+	return func(v string) error {
+		*dst = ptr(v)
+		return nil
+	}
+}
+
+// simError makes a setting the engine or the world refuses a mistake in
+// the command line.
+func simError(err error) error {
+	if errs.Is(err, errs.Invalid) {
+		return usageError(fmt.Sprintf("sim: %s (see `mainguard sim --help`)", errs.MessageOf(err)))
+	}
+	return err
+}
+
+// printSim prints the figures of one simulation.
+func printSim(w io.Writer, cfg sim.Config, r sim.Result) {
+	q := r.Queue
+	fmt.Fprintf(w, "%d PRs (%d bad) through a %s queue of concurrency %d; T = %v, spread %g, flakes %g, %s arrivals, seed %d\n\n",
+		r.PRs, r.Bad, q.Mode, q.Concurrency, cfg.TestTime, cfg.Spread, cfg.FlakeRate, cfg.Arrival, cfg.Seed)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
+	row := func(name, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{name}, args...)...)
+	}
+	row("merged", "%d", r.Merged)
+	row("good PRs failed (wrongly ejected)", "%d", r.Failed)
+	row("bad PRs failed", "%d of %d", r.BadFailed, r.Bad)
+	row("bad PRs merged", "%d", r.BadMerged)
+	row("cancelled", "%d", r.Cancelled)
+	row("CI runs started", "%d", r.CIRuns)
+	row("virtual time", "%v from the first submit to the last conclusion", r.Elapsed.Round(time.Second))
+	if r.HasBound {
+		row("merges per T", "%.3f\tbound %.3f, ratio %.3f (over %v, %d merges)", r.MergesPerT, r.Bound, r.MergesPerT/r.Bound, r.Window.Round(time.Minute), r.WindowMerges)
+	} else {
+		row("merges per T", "%.3f\tno bound: the model needs no batching, --spread 0, saturated arrivals, and no optimistic merge of flakes (over %v, %d merges)", r.MergesPerT, r.Window.Round(time.Minute), r.WindowMerges)
+	}
+	if r.LanesBound > 0 {
+		row(fmt.Sprintf("%d evenly loaded lanes", cfg.Targets), "%.3f\tfor information: the most %d lanes could merge per T", r.LanesBound, cfg.Targets)
+	}
+	row("CI runs per merged PR", "%.2f", r.RunsPerMerge)
+	row("time in queue of merged PRs", "mean %v, p95 %v", r.MeanInQueue.Round(time.Second), r.P95InQueue.Round(time.Second))
+	if r.HasBound {
+		row("wrongly ejected per 100 merges", "%.2f\tmodel %.2f", r.EjectedPer100, r.ModelEjectedPer100)
+	} else {
+		row("wrongly ejected per 100 merges", "%.2f", r.EjectedPer100)
+	}
+	var events []string
+	for _, t := range slices.Sorted(maps.Keys(r.Events)) {
+		events = append(events, fmt.Sprintf("%s %d", t, r.Events[t]))
+	}
+	row("events", "%s", strings.Join(events, ", "))
+	row("commit statuses set", "%d", r.Statuses)
+	row("engine steps", "%d, and %d probes of quiet ticks", r.Steps, r.Probes)
+	_ = tw.Flush()
+}
+
+// simSweep runs base over the grid, the points at once, and prints a
+// table.
+func simSweep(w io.Writer, base sim.Config) error {
+	points := sim.Sweep(base)
+	results := make([]sim.Result, len(points))
+	failures := make([]error, len(points))
+	var wg sync.WaitGroup
+	for i, cfg := range points {
+		wg.Go(func() { results[i], failures[i] = sim.Run(cfg) })
+	}
+	wg.Wait()
+	for _, err := range failures {
+		if err != nil {
+			return simError(err) // every point has the same settings but two: the first says it
+		}
+	}
+	fmt.Fprintf(w, "%d PRs per point; T = %v, spread %g, flakes %g, %s arrivals, seed %d\n\n",
+		base.PRs, base.TestTime, base.Spread, base.FlakeRate, base.Arrival, base.Seed)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "p\tC\tmerges/T\tbound\tratio\tCI runs/merge\twrongly ejected/100\t")
+	for i, r := range results {
+		bound, ratio := "-", "-"
+		if r.HasBound {
+			bound, ratio = fmt.Sprintf("%.3f", r.Bound), fmt.Sprintf("%.3f", r.MergesPerT/r.Bound)
+		}
+		fmt.Fprintf(tw, "%g%%\t%d\t%.3f\t%s\t%s\t%.2f\t%.2f\t\n",
+			100*points[i].BadRate, r.Queue.Concurrency, r.MergesPerT, bound, ratio, r.RunsPerMerge, r.EjectedPer100)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestSim: `mainguard sim` runs the engine on a simulated world and prints
+// every figure, the model's bound beside the measured throughput; a
+// setting the engine refuses is a command-line mistake, a queue that never
+// finishes a failure.
+func TestSim(t *testing.T) {
+	t.Parallel()
+	out, errOut, code := mg(t, nil, "sim", "--prs", "200", "--p", "0.1", "--concurrency", "3", "--f", "0.02")
+	if code != 0 || errOut != "" {
+		t.Fatalf("sim: exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{
+		"200 PRs (20 bad) through a SINGLE queue of concurrency 3",
+		"\nmerged ", "\ngood PRs failed (wrongly ejected) ", "\nbad PRs failed ", "\ncancelled ", "\nCI runs started ",
+		"\nvirtual time ", "\nCI runs per merged PR ", "\nwrongly ejected per 100 merges ", "\nevents ", "pull_request.merged ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output does not show %q:\n%s", want, out)
+		}
+	}
+	for _, re := range []string{
+		`\nbad PRs merged +0\n`,
+		`\nmerges per T +\d+\.\d{3} +bound 2\.346, ratio \d\.\d{3}`, // Bound(0.1, 0.02, 3)
+		`\ntime in queue of merged PRs +mean \S+, p95 \S+\n`,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("the output does not match %s:\n%s", re, out)
+		}
+	}
+
+	out, _, code = mg(t, nil, "sim", "--prs", "100", "--arrival", "poisson", "--rate", "1", "--spread", "0.2")
+	if code != 0 || !strings.Contains(out, "no bound: the model needs") {
+		t.Errorf("poisson arrivals: exit %d\n%s", code, out)
+	}
+	out, _, code = mg(t, nil, "sim", "--prs", "200", "--mode", "parallel", "--concurrency", "4", "--targets", "2")
+	if code != 0 || !strings.Contains(out, "through a PARALLEL queue") || !strings.Contains(out, "bound 3.660") || // SharedLanesBound(0.05, 0, 4, 2)
+		!regexp.MustCompile(`\n2 evenly loaded lanes +3\.705 `).MatchString(out) { // LanesBound(0.05, 0, 4, 2)
+		t.Errorf("PARALLEL mode with 2 target groups: exit %d\n%s", code, out)
+	}
+
+	out, _, code = mg(t, nil, "sim", "--sweep", "--prs", "100")
+	rows := regexp.MustCompile(`(?m)^ *\d+% +\d+ +\d+\.\d{3} +\d+\.\d{3} +\d\.\d{3} +\d+\.\d{2} +\d+\.\d{2} *$`).FindAllString(out, -1)
+	if code != 0 || !strings.Contains(out, "merges/T") || !strings.Contains(out, "wrongly ejected/100") || len(rows) != 12 {
+		t.Errorf("sim --sweep: exit %d, %d rows\n%s", code, len(rows), out)
+	}
+
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--concurrency", "0"}, 2, "concurrency must be at least 1"},
+		{[]string{"--mode", "fast"}, 2, "mode must be SINGLE or PARALLEL"},
+		{[]string{"--arrival", "bursty"}, 2, "arrivals must be saturated or poisson"},
+		{[]string{"--state", "paused", "--prs", "5"}, 1, "5 of 5 PRs still in the queue"},
+	} {
+		_, errOut, code := mg(t, nil, append([]string{"sim"}, c.args...)...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("sim %v: exit %d, stderr %q; want exit %d saying %q", c.args, code, errOut, c.code, c.want)
+		}
+	}
+}
+
+// TestSimHelp: every flag of `mainguard sim` is in its help, saying what it
+// does and its default.
+func TestSimHelp(t *testing.T) {
+	t.Parallel()
+	out, _, code := mg(t, nil, "sim", "--help")
+	if code != 0 {
+		t.Fatalf("sim --help: exit %d", code)
+	}
+	// A flag's entry is its line and the usage lines under it.
+	entries := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^  -(\S+).*\n((?:    .*\n?)*)`).FindAllStringSubmatch(out, -1) {
+		entries[m[1]] = m[2]
+	}
+	for _, name := range []string{
+		"mode", "concurrency", "testing-timeout-minutes", "optimistic-merge", "pending-failure-depth", "batch",
+		"batching-min-size", "batching-max-wait-minutes", "bisection-concurrency", "optimization-mode",
+		"direct-merge-mode", "merge-method", "required-statuses", "state", "create-prs-for-testing-branches",
+		"comments", "commands", "status-check",
+		"prs", "p", "f", "test-time", "spread", "arrival", "rate", "targets", "seed", "sweep",
+	} {
+		usage, ok := entries[name]
+		if !ok {
+			t.Errorf("sim --help does not list -%s", name)
+			continue
+		}
+		if len(strings.TrimSpace(usage)) < 20 || !strings.Contains(usage, "(default") {
+			t.Errorf("-%s: the help should say what it does and its default: %q", name, usage)
+		}
+		delete(entries, name)
+	}
+	for name := range entries {
+		t.Errorf("-%s is not checked here", name)
+	}
+}

@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/repository"
+)
+
+// Arrival is how pull requests come to the queue.
+type Arrival string
+
+// The arrival processes.
+const (
+	// Saturated keeps at least max(2·C·B, 8) PRs waiting untested (C the
+	// concurrency, B the batching minimum size when batching, else 1), so
+	// the queue never starves until every PR is submitted.
+	Saturated Arrival = "saturated"
+	// Poisson submits PRs at exponentially distributed intervals, Rate per
+	// test time on average.
+	Poisson Arrival = "poisson"
+)
+
+// Config is one simulation: the queue's settings and the world's.
+type Config struct {
+	// Queue holds the queue settings as an updateQueue call carries them;
+	// nil fields keep createQueue's defaults. They go through
+	// mergequeue.CreateQueue and UpdateQueue, so they are validated exactly
+	// as the API validates them. With no RequiredStatuses the queue requires
+	// "ci"; the simulated CI reports every status the queue requires.
+	Queue mergequeue.QueuePatch
+
+	PRs       int           // how many PRs are submitted, N
+	BadRate   float64       // p: the probability that a PR breaks the tests
+	FlakeRate float64       // f: the probability that a good run fails anyway
+	TestTime  time.Duration // T: how long a CI run takes
+	// Spread s makes a run take a time uniform in T·[1−s, 1+s]; 0 is a
+	// fixed T.
+	Spread  float64
+	Arrival Arrival // Saturated when empty
+	Rate    float64 // Poisson arrivals: PRs per test time
+	// Targets is the number K of independent impacted-target groups a PR
+	// is drawn from: PARALLEL mode makes a lane of each. With 0, every PR
+	// impacts ALL: one lane.
+	Targets int
+	Seed    uint64
+	// MaxTime bounds the virtual time; reaching it is an error. Zero
+	// derives a bound no healthy queue reaches (see limit).
+	MaxTime time.Duration
+
+	// everyTick steps on every tick instead of skipping the quiet ones:
+	// the reference the tests hold the skipping to.
+	everyTick bool
+}
+
+func (c Config) validate() error {
+	var problems []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			problems = append(problems, fmt.Errorf(format, args...))
+		}
+	}
+	check(c.PRs > 0, "the number of PRs must be at least 1, got %d", c.PRs)
+	check(c.BadRate >= 0 && c.BadRate <= 1, "the bad probability must be from 0 to 1, got %v", c.BadRate)
+	check(c.FlakeRate >= 0 && c.FlakeRate <= 1, "the flake probability must be from 0 to 1, got %v", c.FlakeRate)
+	check(c.TestTime > 0, "the test time must be positive, got %v", c.TestTime)
+	check(c.Spread >= 0 && c.Spread < 1, "the spread must be at least 0 and below 1, got %v", c.Spread)
+	check(c.arrival() == Saturated || c.arrival() == Poisson, "arrivals must be %s or %s, got %q", Saturated, Poisson, c.Arrival)
+	check(c.arrival() != Poisson || c.Rate > 0, "Poisson arrivals need a positive rate, got %v", c.Rate)
+	check(c.Targets >= 0, "the number of target groups must be 0 or more, got %d", c.Targets)
+	check(c.MaxTime >= 0, "the virtual time bound must not be negative, got %v", c.MaxTime)
+	if err := errors.Join(problems...); err != nil {
+		return errs.E(errs.Invalid, "%s", strings.ReplaceAll(err.Error(), "\n", "; "))
+	}
+	return nil
+}
+
+func (c Config) arrival() Arrival {
+	if c.Arrival == "" {
+		return Saturated
+	}
+	return c.Arrival
+}
+
+// The simulated repository and its target branch.
+var repo = repository.Ref{Host: "github.com", Owner: "sim", Name: "app"}
+
+const branch = "main"
+
+// defaultContexts are the required statuses of a Config that names none.
+var defaultContexts = []string{"ci"}
+
+// newQueue creates the queue as the createQueue call does (its mode and
+// concurrency), then applies every setting as updateQueue does.
+func newQueue(p mergequeue.QueuePatch, at time.Time) (mergequeue.Snapshot, error) {
+	s, err := mergequeue.CreateQueue(repo, branch, p.Mode, p.Concurrency, at)
+	if err != nil {
+		return s, settingsError(err)
+	}
+	if len(p.RequiredStatuses) == 0 && !p.DeleteRequiredStatuses {
+		p.RequiredStatuses = defaultContexts
+	}
+	s, _, err = mergequeue.UpdateQueue(s, p, at)
+	if err != nil {
+		return s, settingsError(err)
+	}
+	return s, nil
+}
+
+// settingsError is the engine's refusal of a setting, as the API would
+// show it.
+func settingsError(err error) error {
+	return errs.E(errs.Invalid, "queue settings: %s", cmp.Or(errs.MessageOf(err), err.Error()))
+}
+
+// contexts are the statuses the simulated CI reports on each run: those
+// queue q requires, or, when it defers to branch protection, the ones the
+// world's protection requires.
+func contexts(q mergequeue.Queue) []string {
+	if len(q.RequiredStatuses) > 0 {
+		return q.RequiredStatuses
+	}
+	return defaultContexts
+}
+
+// limit is the virtual-time bound. A healthy queue concludes the first PR
+// of its line within 1 + depth runs (it merges, or fails once the
+// pending-failure depth's PRs behind it have finished), each run lasting
+// at most the longest test time or the timeout; so every PR is done after
+// N·(1 + depth) runs once it has arrived. One run more per PR, plus a day,
+// is never reached unless the queue is stuck. It is capped at a century,
+// which time.Duration holds.
+func (c Config) limit(q mergequeue.Queue) time.Duration {
+	if c.MaxTime > 0 {
+		return c.MaxTime
+	}
+	run := max(float64(c.TestTime)*(1+c.Spread), float64(q.TestingTimeoutMinutes)*float64(time.Minute))
+	bound := float64(c.PRs)*float64(2+max(q.PendingFailureDepth, 0))*run + float64(24*time.Hour)
+	if c.arrival() == Poisson {
+		bound += 2 * float64(c.PRs) / c.Rate * float64(c.TestTime)
+	}
+	return time.Duration(min(bound, float64(100*365*24*time.Hour)))
+}

@@ -1,0 +1,70 @@
+package sim
+
+import (
+	"testing"
+
+	"github.com/mainguard/mainguard/shared/mergequeue"
+)
+
+// TestFourLanes: four independent lanes at p = 5%, C = 20 merge at least
+// 16 PRs per T, where one line merges about 12.2.
+func TestFourLanes(t *testing.T) {
+	t.Parallel()
+	r := mustRun(t, Config{
+		Queue: mergequeue.QueuePatch{Mode: ptr("PARALLEL"), Concurrency: ptr(20)},
+		PRs:   prs, BadRate: 0.05, TestTime: testTime, Targets: 4, Seed: 1,
+	})
+	t.Logf("merges/T %.3f (one line: %.3f), CI runs per merge %.2f", r.MergesPerT, Bound(0.05, 0, 20), r.RunsPerMerge)
+	if r.MergesPerT < 16 {
+		t.Errorf("four lanes merge %.3f PRs per T, want at least 16", r.MergesPerT)
+	}
+	if r.BadMerged != 0 {
+		t.Errorf("%d bad PRs merged", r.BadMerged)
+	}
+}
+
+// TestOptimisticMergeProtectsFromFlakes: at f = 5%, p = 2%, C = 5,
+// optimistic merge with a pending-failure depth of 1 wrongly ejects at
+// most 0.6 good PRs per 100 merges (about 5 without it), and depth 2 fewer
+// still; never a bad PR merged.
+func TestOptimisticMergeProtectsFromFlakes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		depth int
+		max   float64
+	}{{1, 0.6}, {2, 0.3}} {
+		r := mustRun(t, Config{
+			Queue: mergequeue.QueuePatch{Concurrency: ptr(5), PendingFailureDepth: ptr(c.depth), CanOptimisticallyMerge: ptr(true)},
+			PRs:   prs, BadRate: 0.02, FlakeRate: 0.05, TestTime: testTime, Seed: 1,
+		})
+		t.Logf("depth %d: wrongly ejected per 100 merges %.2f; merges/T %.3f", c.depth, r.EjectedPer100, r.MergesPerT)
+		if r.EjectedPer100 > c.max {
+			t.Errorf("depth %d: %.2f good PRs wrongly ejected per 100 merges, want at most %.1f", c.depth, r.EjectedPer100, c.max)
+		}
+		if r.BadMerged != 0 || r.BadFailed != r.Bad {
+			t.Errorf("depth %d: bad PRs %d merged, %d of %d failed", c.depth, r.BadMerged, r.BadFailed, r.Bad)
+		}
+	}
+}
+
+// TestBatchingWithBisection: at p = 2%, C = 5, batches of 2 and 4 merge
+// far more per T than single PRs, with fewer CI runs per merged PR, and
+// bisection fails every bad PR and merges every good one.
+func TestBatchingWithBisection(t *testing.T) {
+	t.Parallel()
+	single := mustRun(t, Config{Queue: mergequeue.QueuePatch{Concurrency: ptr(5)}, PRs: prs, BadRate: 0.02, TestTime: testTime, Seed: 1})
+	for _, b := range []int{2, 4} {
+		r := mustRun(t, Config{
+			Queue: mergequeue.QueuePatch{Concurrency: ptr(5), Batch: ptr(true), BatchingMinSize: ptr(b), OptimizationMode: ptr("BISECTION_SKIP_REDUNDANT_TESTS")},
+			PRs:   prs, BadRate: 0.02, TestTime: testTime, Seed: 1,
+		})
+		t.Logf("B=%d: merges/T %.3f (single %.3f, ×%.2f), CI runs per merge %.2f (single %.2f)",
+			b, r.MergesPerT, single.MergesPerT, r.MergesPerT/single.MergesPerT, r.RunsPerMerge, single.RunsPerMerge)
+		if r.MergesPerT < 1.5*single.MergesPerT || r.RunsPerMerge >= single.RunsPerMerge {
+			t.Errorf("B=%d: merges/T %.3f, CI runs per merge %.2f; single PRs: %.3f, %.2f", b, r.MergesPerT, r.RunsPerMerge, single.MergesPerT, single.RunsPerMerge)
+		}
+		if r.BadMerged != 0 || r.BadFailed != r.Bad || r.Merged != r.PRs-r.Bad {
+			t.Errorf("B=%d: %d merged of %d good; bad PRs %d merged, %d of %d failed", b, r.Merged, r.PRs-r.Bad, r.BadMerged, r.BadFailed, r.Bad)
+		}
+	}
+}
