@@ -1,13 +1,17 @@
 package mergequeue
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+)
 
 // bisect moves on the search for the culprit of each failed batch (a run
 // with several PRs under test, contract 3.7). The search looks for the
 // shortest failing prefix of the batch: with its first Lo PRs known to pass
-// together and its first Hi known to fail, it tests the first (Lo+Hi)/2 on
-// a bisection run (on bisectionConcurrency slots, on the same PRs ahead),
-// until Hi = Lo+1. The PRs of the passing prefix pass on its run and go on
+// together and its first Hi known to fail, it tests prefixes in between on
+// bisection runs (on bisectionConcurrency slots of their own, on the same
+// PRs ahead; as many prefixes, evenly spread, as there are free slots, so
+// one slot makes a binary search), until Hi = Lo+1. The PRs of the passing prefix pass on its run and go on
 // to merge; PR Hi is the culprit and goes to PENDING_FAILURE, then FAILED
 // by the usual rule; the PRs after it are retested once it has left the
 // line. Meanwhile every PR of the batch stays TESTING. A batch starts its
@@ -90,18 +94,37 @@ func (m *machine) bisectBatch(id string) {
 		}
 		return
 	}
-	m.endBisectionRuns(b, bs.Lo+1, bs.Hi)
+	// Runs of prefixes already settled tell nothing new; the rerun of the
+	// whole batch (OFF) still may, while the whole batch is all that is
+	// known to fail.
+	keep := bs.Hi
+	if bs.Hi == n {
+		keep = n + 1
+	}
+	m.endBisectionRuns(b, bs.Lo+1, keep)
 	if m.s.Queue.State == QueuePaused || !m.aheadPassed(b) {
 		// A batch tested on top of PRs whose fate is open may have failed
 		// because of them: it waits for them, as a pending failure does.
 		return
 	}
-	mid := (bs.Lo + bs.Hi) / 2
-	m.startBisection(id, mid)
 	if m.s.Queue.OptimizationMode != OptimizationBisectionSkipTests && !bs.Retested && bs.Lo == 0 && bs.Hi == n {
 		if m.startBisection(id, n) {
 			m.editBisect(m.run(id), func(bs *Bisection) { bs.Retested = true })
 		}
+	}
+	// With s bisection slots free, test s prefixes evenly spread between
+	// Lo and Hi at once: the search ends in fewer rounds of T.
+	// (The slots this batch holds count as its own, so the same prefixes
+	// are chosen again while nothing changed.)
+	mine := 0
+	for i := range m.s.Runs {
+		if r := &m.s.Runs[i]; r.Bisection && r.BisectOf == id && r.Status == RunInProgress && r.Prefix < n {
+			mine++
+		}
+	}
+	free := max(m.s.Queue.BisectionConcurrency, 1) - m.bisectionInProgress() + mine
+	for _, k := range spread(bs.Lo, bs.Hi, max(free, 1)) {
+		m.startBisection(id, k)
 	}
 }
 
@@ -188,4 +211,15 @@ func (m *machine) abandonBisection(b *Run, members []RunPR, onBatch func(int) *E
 			m.restart(e, ReasonPrerequisiteCancelled, false)
 		}
 	}
+}
+
+// spread is up to n prefix lengths strictly between lo and hi, evenly
+// spaced: the midpoint alone when n is 1.
+func spread(lo, hi, n int) []int {
+	gaps := min(n+1, hi-lo)
+	var out []int
+	for i := 1; i < gaps; i++ {
+		out = append(out, lo+i*(hi-lo)/gaps)
+	}
+	return slices.Compact(out)
 }

@@ -1,6 +1,7 @@
 package mergequeue
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -276,6 +277,20 @@ func TestTargetsIntersect(t *testing.T) {
 	for _, n := range many[:50] {
 		if !NewTargets(false, many).Intersects(NewTargets(false, []string{n})) {
 			t.Fatalf("%q is in the list but does not intersect it", n)
+		}
+	}
+}
+
+func TestSpreadPrefixes(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi, n int
+		want      []int
+	}{
+		{0, 4, 1, []int{2}}, {0, 4, 2, []int{1, 2}}, {0, 8, 5, []int{1, 2, 4, 5, 6}},
+		{2, 4, 5, []int{3}}, {3, 4, 5, nil}, {0, 8, 1, []int{4}}, {4, 8, 1, []int{6}},
+	} {
+		if got := spread(c.lo, c.hi, c.n); !slices.Equal(got, c.want) {
+			t.Errorf("spread(%d, %d, %d) = %v, want %v", c.lo, c.hi, c.n, got, c.want)
 		}
 	}
 }

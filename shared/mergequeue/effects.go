@@ -64,6 +64,9 @@ type Transition struct {
 	Reason   string
 	RunID    string
 	At       time.Time
+	// Bisection says the entry's run was a bisection run: its verdict came
+	// from the search for a failed batch's culprit.
+	Bisection bool `json:",omitempty"`
 }
 
 // MaxKeptTransitions bounds Snapshot.Transitions; every transition is also

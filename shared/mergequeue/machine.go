@@ -124,6 +124,9 @@ func (m *machine) transition(e *Entry, to PRState, reason string) {
 		Seq: m.s.NextTransition, EntryID: e.ID, PRNumber: e.PRNumber, Episode: e.Episode,
 		From: from, To: to, Reason: reason, RunID: e.RunID, At: m.now,
 	}
+	if r := m.run(e.RunID); r != nil && r.Bisection {
+		t.Bisection = true
+	}
 	m.out.Transitions = append(m.out.Transitions, t)
 	m.s.Transitions = append(m.s.Transitions, t)
 	m.touchEntry(e)

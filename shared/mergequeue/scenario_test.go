@@ -580,15 +580,16 @@ func TestDirectMerge(t *testing.T) {
 }
 
 // TestBatchWithOneCulprit: four PRs test as one batch; PR 3 is bad. The
-// batch fails, bisection finds PR 3 (testing the first two, then the first
-// three, never the whole batch again with BISECTION_SKIP_REDUNDANT_TESTS),
-// 1 and 2 merge on the passing bisection run, 3 fails, 4 is retested and
-// merges. With optimizationMode OFF the whole batch is also run again once.
+// batch fails, bisection finds PR 3 on its two slots (the first PR and the
+// first two at once, then the first three; never the whole batch again
+// with BISECTION_SKIP_REDUNDANT_TESTS), 1 and 2 merge on the passing
+// bisection run, 3 fails, 4 is retested and merges. With optimizationMode
+// OFF the whole batch is run again once, on one of the two slots.
 func TestBatchWithOneCulprit(t *testing.T) {
 	for _, c := range []struct {
 		mode string
 		runs int
-	}{{"BISECTION_SKIP_REDUNDANT_TESTS", 4}, {"OFF", 5}} {
+	}{{"BISECTION_SKIP_REDUNDANT_TESTS", 5}, {"OFF", 5}} {
 		t.Run(c.mode, func(t *testing.T) {
 			s := newSim(t, 1)
 			s.update(QueuePatch{Batch: ptr(true), BatchingMinSize: ptr(4), BisectionConcurrency: ptr(2), OptimizationMode: ptr(c.mode)})
@@ -616,6 +617,13 @@ func TestBatchWithOneCulprit(t *testing.T) {
 			}
 			if got := s.transitionsOf(3); got[len(got)-1] != "PENDING_FAILURE>FAILED:TEST_RUN_REQUIRED_STATUS_FAILED" {
 				t.Errorf("PR 3 transitions: %v", got)
+			}
+			// Their conclusions were a bisection's verdict (metrics count
+			// them in the bisection series); PR 4's was not.
+			for _, tr := range s.trans {
+				if tr.To.Terminal() && tr.Bisection != (tr.PRNumber != 4) {
+					t.Errorf("PR %d %s: bisection %v", tr.PRNumber, tr.To, tr.Bisection)
+				}
 			}
 		})
 	}

@@ -122,15 +122,19 @@ func (h *Handler) Queues(ctx context.Context, org string, ref *repository.Ref) (
 		return nil, errs.E(errs.NotFound, "no merge queue for repository %s", ref)
 	}
 	now := h.Now()
-	out := make([]queuemetrics.Queue, len(recs))
+	perQueue := make([][]queuemetrics.Queue, len(recs))
 	err = h.each(ctx, len(recs), func(ctx context.Context, i int) error {
 		ts, err := h.Store.QueueTransitions(ctx, recs[i], now.Add(-queuemetrics.Window1h))
 		if err != nil {
 			return err
 		}
-		out[i] = queueOf(recs[i], queuemetrics.WindowOf(now, ts))
+		perQueue[i] = queuesOf(recs[i], now, ts)
 		return nil
 	})
+	var out []queuemetrics.Queue
+	for _, qs := range perQueue {
+		out = append(out, qs...)
+	}
 	return out, err
 }
 
@@ -166,17 +170,44 @@ func (h *Handler) each(ctx context.Context, n int, fn func(ctx context.Context, 
 	return first
 }
 
-// queueOf is the metrics input of one queue: state counts from its
-// snapshot's entries and the hour's window.
-func queueOf(r store.QueueRecord, w queuemetrics.Window) queuemetrics.Queue {
+// queuesOf is the metrics input of one queue: state counts from its
+// snapshot's entries and the hour's window of transition records ts. A
+// queue that batches also has a bisection series (ours, as contract 3.9
+// leaves it open): its PRs TESTING in batches being bisected, and the PRs
+// whose conclusion a bisection run decided in the hour.
+func queuesOf(r store.QueueRecord, now time.Time, ts []mergequeue.TransitionRecord) []queuemetrics.Queue {
+	repo := r.Key.Repo.Owner + "/" + r.Key.Repo.Name
+	s := r.Snapshot
 	states := map[mergequeue.PRState]int{}
-	for i := range r.Snapshot.Entries {
-		if e := &r.Snapshot.Entries[i]; e.Active() {
-			states[e.State]++
+	bisecting := map[mergequeue.PRState]int{}
+	for i := range s.Entries {
+		e := &s.Entries[i]
+		if !e.Active() {
+			continue
+		}
+		states[e.State]++
+		if run := runOf(s, e.RunID); e.State == mergequeue.Testing && run != nil && run.Bisect != nil {
+			bisecting[mergequeue.Testing]++
 		}
 	}
-	return queuemetrics.Queue{
-		Repo: r.Key.Repo.Owner + "/" + r.Key.Repo.Name, Branch: r.Key.Branch, Type: queuemetrics.QueueMain,
-		States: states, Window: w,
+	out := []queuemetrics.Queue{{Repo: repo, Branch: r.Key.Branch, Type: queuemetrics.QueueMain, States: states, Window: queuemetrics.WindowOf(now, ts)}}
+	if s.Queue.Batch {
+		var bis []mergequeue.TransitionRecord
+		for _, t := range ts {
+			if t.Transition.Bisection {
+				bis = append(bis, t)
+			}
+		}
+		out = append(out, queuemetrics.Queue{Repo: repo, Branch: r.Key.Branch, Type: queuemetrics.QueueBisection, States: bisecting, Window: queuemetrics.WindowOf(now, bis)})
 	}
+	return out
+}
+
+func runOf(s mergequeue.Snapshot, id string) *mergequeue.Run {
+	for i := range s.Runs {
+		if s.Runs[i].ID == id {
+			return &s.Runs[i]
+		}
+	}
+	return nil
 }
