@@ -60,9 +60,9 @@ func queueFlags(f *flags, p *mergequeue.QueuePatch) {
 		return nil
 	})
 	f.Func("state", fmt.Sprintf("RUNNING, PAUSED or DRAINING; a queue that is not running never finishes, which the simulation reports (default %s)", def.State), textFlag(&p.State))
-	f.BoolFunc("create-prs-for-testing-branches", fmt.Sprintf("open a PR for each test branch (default %s)", onoff(def.CreatePrsForTestingBranches)), onOff(&p.CreatePrsForTestingBranches))
-	f.BoolFunc("comments", fmt.Sprintf("comment on PRs; --comments=off to turn off (default %s)", onoff(def.CommentsEnabled)), onOff(&p.CommentsEnabled))
-	f.BoolFunc("commands", fmt.Sprintf("accept commands in PR comments; --commands=off to turn off (default %s)", onoff(def.CommandsEnabled)), onOff(&p.CommandsEnabled))
+	f.BoolFunc("create-prs-for-testing-branches", fmt.Sprintf("open a PR for each test branch; refused for now: nothing opens them yet (default %s)", onoff(def.CreatePrsForTestingBranches)), onOff(&p.CreatePrsForTestingBranches))
+	f.BoolFunc("comments", fmt.Sprintf("commentsEnabled: stored, does nothing yet (no PR comments are written); --comments=off to turn off (default %s)", onoff(def.CommentsEnabled)), onOff(&p.CommentsEnabled))
+	f.BoolFunc("commands", fmt.Sprintf("commandsEnabled: stored, does nothing yet (no comment commands are read); --commands=off to turn off (default %s)", onoff(def.CommandsEnabled)), onOff(&p.CommandsEnabled))
 	f.BoolFunc("status-check", fmt.Sprintf("set a commit status on each PR head; --status-check=off to turn off (default %s)", onoff(def.StatusCheckEnabled)), onOff(&p.StatusCheckEnabled))
 }
 

@@ -363,6 +363,10 @@ func UpdateQueue(s Snapshot, p QueuePatch, now time.Time) (Snapshot, Output, err
 			return s, Output{}, err
 		}
 	}
+	if p.CreatePrsForTestingBranches != nil && *p.CreatePrsForTestingBranches {
+		// Refused rather than stored: nothing would open those PRs yet.
+		return s, Output{}, errs.E(errs.Invalid, "createPrsForTestingBranches is not supported yet: test branches are pushed, no pull request is opened for them")
+	}
 	if slices.Contains(p.RequiredStatuses, "") {
 		return s, Output{}, errs.E(errs.Invalid, "requiredStatuses must not hold empty strings")
 	}

@@ -294,3 +294,16 @@ func TestSpreadPrefixes(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsupportedSettingIsRefused: a setting that would do nothing yet is
+// refused, not stored.
+func TestUnsupportedSettingIsRefused(t *testing.T) {
+	s := NewSnapshot(DefaultQueue(repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}, "main"))
+	yes, no := true, false
+	if _, _, err := UpdateQueue(s, QueuePatch{CreatePrsForTestingBranches: &yes}, t0); !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "createPrsForTestingBranches") {
+		t.Errorf("createPrsForTestingBranches true: %v", err)
+	}
+	if _, _, err := UpdateQueue(s, QueuePatch{CreatePrsForTestingBranches: &no}, t0); err != nil {
+		t.Errorf("createPrsForTestingBranches false (what it does): %v", err)
+	}
+}
