@@ -52,11 +52,22 @@ func (m *machine) bisectBatch(id string) {
 		return e
 	}
 	// Every PR not yet settled by the search must still be testing on the
-	// batch; if one left (cancelled, pushed to, restarted) the search is
-	// moot: the rest retest.
+	// batch, or have passed since (optimistic merge: a later run that held
+	// it passed); if one left otherwise (cancelled, pushed to, restarted)
+	// the search is moot: the rest retest.
 	culprit := bs.Hi == bs.Lo+1
+	left := 0
+	for i := range n {
+		if onBatch(i) != nil {
+			left++
+		}
+	}
+	if left == 0 { // every PR settled otherwise: nothing to search for
+		m.endBisectionRuns(b, 0, n+1)
+		return
+	}
 	for i := bs.Lo; i < n; i++ {
-		if onBatch(i) == nil && !(culprit && i >= bs.Hi-1) {
+		if onBatch(i) == nil && !(culprit && i >= bs.Hi-1) && !m.passedSince(members[i]) {
 			m.abandonBisection(b, members, onBatch)
 			return
 		}
@@ -126,6 +137,13 @@ func (m *machine) bisectBatch(id string) {
 	for _, k := range spread(bs.Lo, bs.Hi, max(free, 1)) {
 		m.startBisection(id, k)
 	}
+}
+
+// passedSince reports whether p's entry, in p's episode, has passed or
+// merged (on another run than its batch's).
+func (m *machine) passedSince(p RunPR) bool {
+	e := m.entryByIDPtr(p.EntryID)
+	return e != nil && e.Episode == p.Episode && (e.State == TestsPassed || m.mergedByQueueAt(p))
 }
 
 // aheadPassed reports whether every PR batch b was tested on top of has
