@@ -271,6 +271,9 @@ type QueuePatch struct {
 	CommentsEnabled             *bool
 	CommandsEnabled             *bool
 	StatusCheckEnabled          *bool
+	FlakyRetries                *int
+	FlakyRetryPolicy            *string
+	FlakyEvidenceWaitSeconds    *int
 }
 
 func parseEnum[T ~string](field string, v *string, allowed ...T) (T, error) {
@@ -363,6 +366,17 @@ func UpdateQueue(s Snapshot, p QueuePatch, now time.Time) (Snapshot, Output, err
 			return s, Output{}, err
 		}
 	}
+	if v := p.FlakyRetries; v != nil && (*v < 0 || *v > 3) {
+		return s, Output{}, errs.E(errs.Invalid, "flakyRetries must be 0 to 3")
+	}
+	if v := p.FlakyEvidenceWaitSeconds; v != nil && (*v < 0 || *v > 3600) {
+		return s, Output{}, errs.E(errs.Invalid, "flakyEvidenceWaitSeconds must be 0 to 3600")
+	}
+	if p.FlakyRetryPolicy != nil {
+		if q.FlakyRetryPolicy, err = parseEnum("flakyRetryPolicy", p.FlakyRetryPolicy, RetryKnownFlaky, RetryAnyFailure); err != nil {
+			return s, Output{}, err
+		}
+	}
 	if p.CreatePrsForTestingBranches != nil && *p.CreatePrsForTestingBranches {
 		// Refused rather than stored: nothing would open those PRs yet.
 		return s, Output{}, errs.E(errs.Invalid, "createPrsForTestingBranches is not supported yet: test branches are pushed, no pull request is opened for them")
@@ -392,6 +406,8 @@ func UpdateQueue(s Snapshot, p QueuePatch, now time.Time) (Snapshot, Output, err
 	setBool(&q.CommentsEnabled, p.CommentsEnabled)
 	setBool(&q.CommandsEnabled, p.CommandsEnabled)
 	setBool(&q.StatusCheckEnabled, p.StatusCheckEnabled)
+	setInt(&q.FlakyRetries, p.FlakyRetries)
+	setInt(&q.FlakyEvidenceWaitSeconds, p.FlakyEvidenceWaitSeconds)
 	if p.DeleteRequiredStatuses {
 		q.RequiredStatuses = nil
 	}

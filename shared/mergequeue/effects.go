@@ -50,6 +50,12 @@ const (
 	// ours: a bisection run cancelled because the search no longer needs
 	// its result.
 	ReasonBisectionSettled = "BISECTION_SETTLED"
+
+	// ours: TESTING → PENDING, the failed run retried in place because
+	// every test that failed was flaky or quarantined (or, with the
+	// ANY_FAILURE policy, whatever failed).
+	ReasonRetryKnownFlaky = "RETRY_KNOWN_FLAKY"
+	ReasonRetryFailure    = "RETRY_FAILURE"
 )
 
 // Transition is one state change of an entry. From is empty for a first
@@ -197,6 +203,9 @@ type Observations struct {
 	// Direct is what GitHub says of the DirectMergeCandidate, nil when
 	// there is none or GitHub did not answer.
 	Direct *DirectObservation
+	// Evidence is what test health holds for the runs EvidenceWanted
+	// names; a run with no upload of its head yet is left out.
+	Evidence []RunEvidence
 }
 
 // DirectObservation is a pull request seen as direct merge needs it: whether

@@ -24,6 +24,7 @@ type machine struct {
 	runSeen        map[int]bool
 	lastSeq        map[string]int64 // entry id → its last transition in this call
 	direct         *DirectObservation
+	evidence       map[string]*RunEvidence // by run id
 }
 
 func newMachine(s Snapshot, now time.Time, newID func() string) *machine {

@@ -40,7 +40,8 @@ type propSim struct {
 	rng       *rand.Rand
 	history   []Snapshot
 	submitted map[int]bool
-	lastSeen  map[int]Entry // last version of each entry the driver stored
+	lastSeen  map[int]Entry  // last version of each entry the driver stored
+	retries   map[string]int // flaky retries by entry id and episode
 	nextPR    int
 }
 
@@ -56,6 +57,14 @@ func (p *propSim) check(before Snapshot, out Output) {
 		}
 		if tr.Reason == ReasonDirectMerge {
 			directSeen.Add(1)
+		}
+		if tr.Reason == ReasonRetryKnownFlaky || tr.Reason == ReasonRetryFailure {
+			retriesSeen.Add(1)
+			k := fmt.Sprint(tr.EntryID, "/", tr.Episode)
+			p.retries[k]++
+			if p.retries[k] > p.snap.Queue.FlakyRetries {
+				t.Fatalf("PR %d retried %d times in episode %d; flakyRetries is %d", tr.PRNumber, p.retries[k], tr.Episode, p.snap.Queue.FlakyRetries)
+			}
 		}
 		if tr.To == TestsPassed && p.runs[tr.RunID].Bisection {
 			bisectionSeen.Add(1)
@@ -192,6 +201,17 @@ func (p *propSim) act() {
 		w.hold[pr] = r.IntN(8) == 0
 		w.conflicts[pr] = r.IntN(20) == 0
 		w.upToDate[pr] = r.IntN(2) == 0
+		if r.IntN(3) == 0 {
+			w.flakes[pr] = 1 + r.IntN(3)
+		}
+		switch r.IntN(4) {
+		case 0:
+			w.evidence[pr] = []FailedTest{{Name: "TestA", Status: "flaky"}}
+		case 1:
+			w.evidence[pr] = []FailedTest{{Name: "TestB", Status: "healthy"}}
+		case 2:
+			w.evidence[pr] = []FailedTest{{Name: "TestC", Status: "broken", Quarantined: true}}
+		}
 		switch k := r.IntN(12); {
 		case k == 0:
 			w.allTargets[pr] = true
@@ -294,7 +314,12 @@ func (p *propSim) checkMerges() {
 		want := slices.Clone(p.w.commits[run.BaseSHA])
 		under := false
 		for _, rp := range run.PRs {
-			want = append(want, rp.PRNumber)
+			// A PR already in the base merges in as nothing (git): the
+			// base can hold the queue's own merge before the engine has
+			// heard it went through.
+			if !slices.Contains(p.w.commits[run.BaseSHA], rp.PRNumber) {
+				want = append(want, rp.PRNumber)
+			}
 			if rp.PRNumber == m.pr && rp.HeadSHA == m.sha && (rp.UnderTest || p.snap.Queue.CanOptimisticallyMerge) {
 				under = true
 				break
@@ -344,6 +369,9 @@ var optimisticSeen atomic.Int64
 // directSeen counts the direct merges the generator reached.
 var directSeen atomic.Int64
 
+// retriesSeen counts the flaky retries the generator reached.
+var retriesSeen atomic.Int64
+
 // bisectionSeen counts the PRs that passed on a bisection run: batches
 // failed and were searched.
 var bisectionSeen atomic.Int64
@@ -360,13 +388,16 @@ func TestProperties(t *testing.T) {
 		if bisectionSeen.Load() == 0 {
 			t.Error("no seed passed a PR on a bisection run: the generator lost that case")
 		}
+		if retriesSeen.Load() == 0 {
+			t.Error("no seed retried a flaky run: the generator lost that case")
+		}
 		if directSeen.Load() == 0 {
 			t.Error("no seed reached a direct merge: the generator lost that case")
 		}
 		if lanesSeen.Load() == 0 {
 			t.Error("no seed merged two PARALLEL lanes side by side: the generator lost that case")
 		}
-		t.Logf("optimistic merges %d, direct merges %d, side-by-side lane merges %d, passed on bisection %d", optimisticSeen.Load(), directSeen.Load(), lanesSeen.Load(), bisectionSeen.Load())
+		t.Logf("optimistic merges %d, direct merges %d, side-by-side lane merges %d, passed on bisection %d, flaky retries %d", optimisticSeen.Load(), directSeen.Load(), lanesSeen.Load(), bisectionSeen.Load(), retriesSeen.Load())
 	}()
 	seeds := 100
 	if testing.Short() {
@@ -377,7 +408,7 @@ func TestProperties(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(seed), 7))
 			p := &propSim{
 				sim: newSim(t, 1+rng.IntN(4)), rng: rng,
-				submitted: map[int]bool{}, lastSeen: map[int]Entry{},
+				submitted: map[int]bool{}, lastSeen: map[int]Entry{}, retries: map[string]int{},
 			}
 			switch rng.IntN(5) {
 			case 0:
@@ -386,6 +417,12 @@ func TestProperties(t *testing.T) {
 				p.update(QueuePatch{PendingFailureDepth: ptr(rng.IntN(3)), CanOptimisticallyMerge: ptr(true)})
 			case 2:
 				p.update(QueuePatch{DirectMergeMode: ptr("ALWAYS")})
+			}
+			if rng.IntN(3) == 0 {
+				p.update(QueuePatch{
+					FlakyRetries: ptr(1 + rng.IntN(3)), FlakyEvidenceWaitSeconds: ptr(rng.IntN(600)),
+					FlakyRetryPolicy: ptr([]string{"KNOWN_FLAKY", "ANY_FAILURE"}[rng.IntN(2)]),
+				})
 			}
 			if rng.IntN(2) == 0 {
 				p.update(QueuePatch{

@@ -676,3 +676,49 @@ func TestBatchEvents(t *testing.T) {
 		t.Errorf("batch testing event: %+v", b)
 	}
 }
+
+// TestFlakyRetries: PR 1's run fails; what happens next depends on the
+// retry settings and on what test health says of the failed tests.
+func TestFlakyRetries(t *testing.T) {
+	flaky := []FailedTest{{Name: "TestA", Status: "flaky"}}
+	for _, c := range []struct {
+		name     string
+		patch    QueuePatch
+		flakes   int
+		evidence []FailedTest
+		wait     time.Duration // virtual time let pass
+		want     PRState
+		retries  int
+	}{
+		{"flaky test: retried, then merges", QueuePatch{FlakyRetries: ptr(1)}, 1, flaky, 0, Merged, 1},
+		{"quarantined test: retried", QueuePatch{FlakyRetries: ptr(1)}, 1, []FailedTest{{Name: "TestQ", Status: "broken", Quarantined: true}}, 0, Merged, 1},
+		{"healthy test: failed at once", QueuePatch{FlakyRetries: ptr(1)}, 1, []FailedTest{{Name: "TestA", Status: "flaky"}, {Name: "TestB", Status: "healthy"}}, 0, Failed, 0},
+		{"no upload: waits, then fails", QueuePatch{FlakyRetries: ptr(1), FlakyEvidenceWaitSeconds: ptr(1800)}, 1, nil, 31 * time.Minute, Failed, 0},
+		{"any failure: retried without evidence", QueuePatch{FlakyRetries: ptr(1), FlakyRetryPolicy: ptr("ANY_FAILURE")}, 1, nil, 0, Merged, 1},
+		{"retries used up", QueuePatch{FlakyRetries: ptr(1)}, 2, flaky, 0, Failed, 1},
+		{"no retries set", QueuePatch{}, 1, flaky, 0, Failed, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newSim(t, 1)
+			s.update(c.patch)
+			s.w.openPR(1)
+			s.w.flakes[1] = c.flakes
+			if c.evidence != nil {
+				s.w.evidence[1] = c.evidence
+			}
+			s.submit(1, nil)
+			s.steps(4)
+			if c.wait > 0 {
+				if got := s.state(1); got != Testing {
+					t.Fatalf("PR 1 waiting for evidence: %s, want TESTING", got)
+				}
+				s.now = s.now.Add(c.wait)
+			}
+			s.steps(8)
+			e := s.entry(1)
+			if e.State != c.want || e.Retries != c.retries {
+				t.Errorf("PR 1: %s after %d retries (%v), want %s after %d", e.State, e.Retries, s.transitionsOf(1), c.want, c.retries)
+			}
+		})
+	}
+}

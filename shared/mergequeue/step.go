@@ -37,6 +37,10 @@ func Step(s Snapshot, obs Observations, now time.Time, newID func() string) (Sna
 	m.observeChecks(obs.Checks)
 	m.timeouts()
 	m.direct = obs.Direct
+	m.evidence = make(map[string]*RunEvidence, len(obs.Evidence))
+	for i := range obs.Evidence {
+		m.evidence[obs.Evidence[i].RunID] = &obs.Evidence[i]
+	}
 	m.settle()
 	m.retries(prObs)
 	m.settle() // an abandoned merge restarts its entry
@@ -236,6 +240,11 @@ func (m *machine) runFailed(r *Run, reason string) {
 		r.Bisect = &Bisection{Hi: len(r.PRs) - firstUnderTest(r), FailRun: r.ID}
 		return
 	}
+	if len(members) == 1 && m.mayRetry(members[0], reason) {
+		// It stays TESTING while test health's evidence is awaited (retry).
+		r.EvidenceDue = m.now.Add(time.Duration(m.s.Queue.FlakyEvidenceWaitSeconds) * time.Second)
+		return
+	}
 	for _, e := range members {
 		m.transition(e, PendingFailure, reason)
 	}
@@ -290,6 +299,7 @@ func (m *machine) settle() {
 		m.deferredCancels()
 		m.promoteReady()
 		m.bisect()
+		m.retry()
 		m.evaluateLines()
 		m.jumpTheLine()
 		m.startRuns()

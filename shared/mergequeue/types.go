@@ -55,6 +55,17 @@ const (
 	OptimizationBisectionSkipTests OptimizationMode = "BISECTION_SKIP_REDUNDANT_TESTS"
 )
 
+// FlakyRetryPolicy says which failed runs a queue retries (ours, contract
+// 3.7 anti-flake retries).
+type FlakyRetryPolicy string
+
+// The retry policies: retry only a run whose every failed test is flaky or
+// quarantined, or retry any failure.
+const (
+	RetryKnownFlaky FlakyRetryPolicy = "KNOWN_FLAKY"
+	RetryAnyFailure FlakyRetryPolicy = "ANY_FAILURE"
+)
+
 // PRState is the state of a queue entry (contract 3.2, 3.5).
 type PRState string
 
@@ -131,6 +142,13 @@ type Queue struct {
 	CommentsEnabled             bool
 	CommandsEnabled             bool
 	StatusCheckEnabled          bool
+	// FlakyRetries is how many times a PR's failed run may be retried in
+	// one episode (0..3), FlakyRetryPolicy which failures qualify, and
+	// FlakyEvidenceWaitSeconds how long a failure waits for the test
+	// results uploaded for its run before it counts as unexplained.
+	FlakyRetries             int              `json:",omitempty"`
+	FlakyRetryPolicy         FlakyRetryPolicy `json:",omitempty"`
+	FlakyEvidenceWaitSeconds int              `json:",omitempty"`
 }
 
 // DefaultQueue is the queue createQueue makes for repo and branch, with the
@@ -152,6 +170,8 @@ func DefaultQueue(repo repository.Ref, branch string) Queue {
 		CommentsEnabled:            true,
 		CommandsEnabled:            true,
 		StatusCheckEnabled:         true,
+		FlakyRetryPolicy:           RetryKnownFlaky,
+		FlakyEvidenceWaitSeconds:   120,
 	}
 }
 
@@ -223,6 +243,8 @@ type Entry struct {
 	// PARALLEL mode needs them at the current head to leave NOT_READY.
 	Targets    *Targets `json:",omitempty"`
 	TargetsSHA string   `json:",omitempty"`
+	// Retries counts the flaky retries taken in this episode.
+	Retries int `json:",omitempty"`
 }
 
 // targetsKnown reports whether e's impacted targets belong to its head.
@@ -295,6 +317,40 @@ type Run struct {
 	// same PRs ahead.
 	BisectOf string `json:",omitempty"`
 	Prefix   int    `json:",omitempty"`
+	// EvidenceDue is set on a failed run that may be retried: until then
+	// its PR waits for the test results uploaded for the run's head.
+	// Evidence is what they showed, once seen.
+	EvidenceDue time.Time    `json:",omitzero"`
+	Evidence    *RunEvidence `json:",omitempty"`
+}
+
+// RunEvidence is what test health knew of the tests that failed in a run
+// (the uploads for its head sha): each failed test with its status and
+// quarantine at that moment.
+type RunEvidence struct {
+	RunID  string
+	Failed []FailedTest
+}
+
+// FailedTest is one test that failed in a run.
+type FailedTest struct {
+	Name        string
+	Status      string // "flaky", "broken" or "healthy"
+	Quarantined bool
+}
+
+// knownFlaky reports whether every failed test is flaky or quarantined
+// (and at least one failed: a red run with no failed test is unexplained).
+func (ev *RunEvidence) knownFlaky() bool {
+	if ev == nil || len(ev.Failed) == 0 {
+		return false
+	}
+	for _, t := range ev.Failed {
+		if t.Status != "flaky" && !t.Quarantined {
+			return false
+		}
+	}
+	return true
 }
 
 // Bisection is what is known of a failed batch of n PRs: its first Lo PRs

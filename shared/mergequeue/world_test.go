@@ -30,8 +30,14 @@ type world struct {
 	allTargets map[int]bool
 	parallel   bool
 	upToDate   map[int]bool // the PR's head contains the target head
-	conflicts  map[int]bool // merging this PR into a test branch conflicts
-	refuse     map[int]bool // the merge API refuses this PR
+	// flakes[pr] is how many more runs with pr under test fail (a flake
+	// each), evidence[pr] what test health shows of their failed tests
+	// (nil: no upload).
+	flakes    map[int]int
+	evidence  map[int][]FailedTest
+	flaked    map[string]bool // run ids that flake
+	conflicts map[int]bool    // merging this PR into a test branch conflicts
+	refuse    map[int]bool    // the merge API refuses this PR
 
 	builds        map[string]string // run id → test branch sha, while the branch exists
 	built         map[string]string // every build ever
@@ -74,7 +80,8 @@ func newWorld() *world {
 		branch: "main", commits: map[string][]int{}, prs: map[int]*ghPR{},
 		protection: []string{"ci"},
 		bad:        map[int]bool{}, hold: map[int]bool{}, slow: map[int]bool{},
-		targets: map[int][]string{}, allTargets: map[int]bool{}, upToDate: map[int]bool{}, conflicts: map[int]bool{}, refuse: map[int]bool{},
+		targets: map[int][]string{}, allTargets: map[int]bool{}, upToDate: map[int]bool{},
+		flakes: map[int]int{}, evidence: map[int][]FailedTest{}, flaked: map[string]bool{}, conflicts: map[int]bool{}, refuse: map[int]bool{},
 		builds: map[string]string{}, built: map[string]string{}, buildHeads: map[string][]RunPR{},
 		statuses: map[int]SetStatus{}, events: map[string]Event{}, deleted: map[string]bool{},
 	}
@@ -152,6 +159,12 @@ func (w *world) build(s *StartRun) {
 		}
 		content = append(content, h.PRNumber)
 	}
+	for _, h := range s.Heads {
+		if h.UnderTest && w.flakes[h.PRNumber] > 0 {
+			w.flakes[h.PRNumber]--
+			w.flaked[s.RunID] = true
+		}
+	}
 	sha := w.commit(content)
 	w.builds[s.RunID] = sha
 	w.built[s.RunID] = sha
@@ -207,6 +220,11 @@ func (w *world) observe(s Snapshot) Observations {
 		}
 		o.Direct = &DirectObservation{PRNumber: pr, HeadSHA: head, TargetSHA: w.head, UpToDate: w.upToDate[pr], Checks: map[string]string{"ci": state}}
 	}
+	for _, r := range EvidenceWanted(s) {
+		if ev, ok := w.evidence[r.PRNumber]; ok {
+			o.Evidence = append(o.Evidence, RunEvidence{RunID: r.ID, Failed: ev})
+		}
+	}
 	for id, sha := range w.builds {
 		state := "success"
 		for _, h := range w.buildHeads[id] {
@@ -218,6 +236,9 @@ func (w *world) observe(s Snapshot) Observations {
 			if h.UnderTest && w.bad[h.PRNumber] && state == "success" {
 				state = "failure"
 			}
+		}
+		if w.flaked[id] && state == "success" {
+			state = "failure"
 		}
 		o.Checks = append(o.Checks, RunChecks{RunID: id, SHA: sha, Checks: map[string]string{"ci": state}})
 	}

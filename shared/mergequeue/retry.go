@@ -1,0 +1,70 @@
+package mergequeue
+
+import "time"
+
+// Anti-flake retries (ours, contract 3.7). A single PR's run that failed a
+// required status, whose PR has retries left in this episode, does not
+// send the PR to PENDING_FAILURE at once: the PR stays TESTING while the
+// driver looks up the test results uploaded for the run's head sha
+// (EvidenceWanted, Observations.Evidence). With the KNOWN_FLAKY policy the
+// run is retried in place when every failed test is flaky or quarantined;
+// a healthy or broken failure, or no upload before
+// flakyEvidenceWaitSeconds, fails the PR as before. ANY_FAILURE retries any
+// failure without waiting. A retry restarts the PR in place (TESTING →
+// PENDING, RETRY_KNOWN_FLAKY or RETRY_FAILURE), so the PRs behind, built
+// on the same head of it, keep their runs.
+
+// mayRetry reports whether a failure of e's run can be retried.
+func (m *machine) mayRetry(e *Entry, reason string) bool {
+	return m.s.Queue.FlakyRetries > 0 && e.Retries < m.s.Queue.FlakyRetries && reason == ReasonStatusFailed
+}
+
+// EvidenceWanted is the runs whose PR waits for test health's evidence:
+// their ids and head shas, for the driver to look up.
+func EvidenceWanted(s Snapshot) []Run {
+	var out []Run
+	for i := range s.Runs {
+		if r := &s.Runs[i]; !r.EvidenceDue.IsZero() && r.Evidence == nil && r.Status == RunFailed {
+			out = append(out, Run{ID: r.ID, HeadSHA: r.HeadSHA, PRNumber: r.PRNumber})
+		}
+	}
+	return out
+}
+
+// retry decides each failed run that awaits evidence: retry, fail, or
+// wait on.
+func (m *machine) retry() {
+	for i := range m.s.Runs {
+		r := &m.s.Runs[i]
+		if r.EvidenceDue.IsZero() || r.Status != RunFailed {
+			continue
+		}
+		e := m.entryByIDPtr(r.EntryID)
+		if e == nil || e.RunID != r.ID || e.State != Testing {
+			continue
+		}
+		if ev := m.evidence[r.ID]; ev != nil && r.Evidence == nil {
+			r.Evidence = ev
+			m.touchRun(r)
+		}
+		switch {
+		case m.s.Queue.FlakyRetryPolicy == RetryAnyFailure:
+			m.retryRun(e, r, ReasonRetryFailure)
+		case r.Evidence.knownFlaky():
+			m.retryRun(e, r, ReasonRetryKnownFlaky)
+		case r.Evidence != nil || !m.now.Before(r.EvidenceDue):
+			// A real failure, or none explained in time: as without retries.
+			r.EvidenceDue = time.Time{}
+			m.touchRun(r)
+			m.transition(e, PendingFailure, r.Reason)
+		}
+	}
+}
+
+// retryRun restarts e in place after its run r failed.
+func (m *machine) retryRun(e *Entry, r *Run, reason string) {
+	r.EvidenceDue = time.Time{}
+	m.touchRun(r)
+	e.Retries++
+	m.restart(e, reason, true)
+}
