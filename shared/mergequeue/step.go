@@ -37,7 +37,9 @@ func Step(s Snapshot, obs Observations, now time.Time, newID func() string) (Sna
 	m.observeChecks(obs.Checks)
 	m.timeouts()
 	m.direct = obs.Direct
-	m.evidence = make(map[string]*RunEvidence, len(obs.Evidence))
+	if len(obs.Evidence) > 0 {
+		m.evidence = make(map[string]*RunEvidence, len(obs.Evidence))
+	}
 	for i := range obs.Evidence {
 		m.evidence[obs.Evidence[i].RunID] = &obs.Evidence[i]
 	}
