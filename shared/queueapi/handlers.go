@@ -192,6 +192,11 @@ type updateRequest struct {
 	CommentsEnabled             *bool    `json:"commentsEnabled"`
 	CommandsEnabled             *bool    `json:"commandsEnabled"`
 	StatusCheckEnabled          *bool    `json:"statusCheckEnabled"`
+	// The anti-flake retry settings (ours) are refused until the queue can
+	// look up a run's test results: stored, they would do nothing.
+	FlakyRetries             json.RawMessage `json:"flakyRetries"`
+	FlakyRetryPolicy         json.RawMessage `json:"flakyRetryPolicy"`
+	FlakyEvidenceWaitSeconds json.RawMessage `json:"flakyEvidenceWaitSeconds"`
 }
 
 // UpdateQueue serves POST /updateQueue: the queue without its PRs.
@@ -200,6 +205,14 @@ func (h *Handlers) UpdateQueue() http.Handler {
 		k, err := h.key(r.Context(), req.common)
 		if err != nil {
 			return nil, err
+		}
+		for _, f := range []struct {
+			name string
+			raw  json.RawMessage
+		}{{"flakyRetries", req.FlakyRetries}, {"flakyRetryPolicy", req.FlakyRetryPolicy}, {"flakyEvidenceWaitSeconds", req.FlakyEvidenceWaitSeconds}} {
+			if len(f.raw) > 0 && string(f.raw) != "null" {
+				return nil, errs.E(errs.Invalid, "%s is not supported yet: the queue cannot read a run's test results", f.name)
+			}
 		}
 		p := mergequeue.QueuePatch{
 			State: req.State, Mode: req.Mode, Concurrency: req.Concurrency, TestingTimeoutMinutes: req.TestingTimeoutMinutes,
