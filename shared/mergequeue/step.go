@@ -522,15 +522,17 @@ func allPassed(ahead []*Entry) bool {
 	return true
 }
 
-// waiting counts the PENDING entries that have no place in the line yet.
-func (m *machine) waiting() int {
-	n := 0
+// waiting is the PENDING entries that have no place in the line yet, in
+// the order they join it.
+func (m *machine) waiting() []*Entry {
+	var out []*Entry
 	for i := range m.s.Entries {
 		if e := &m.s.Entries[i]; e.State == Pending && e.Position == 0 {
-			n++
+			out = append(out, e)
 		}
 	}
-	return n
+	sortWaiting(out)
+	return out
 }
 
 // optimisticRun is the run that lets e merge optimistically (contract
@@ -564,20 +566,34 @@ func (m *machine) optimisticRun(e *Entry, ahead, behind []*Entry) *Run {
 // builtOn reports whether run r merged e in, at its current head, after
 // exactly the entries ahead (at theirs) and those the queue merged since.
 func (m *machine) builtOn(r *Run, e *Entry, ahead []*Entry) bool {
+	differs, short, self := m.walkAhead(r, e, ahead)
+	return differs == nil && !short && self != nil && !self.UnderTest &&
+		self.Episode == e.Episode && self.HeadSHA == e.PR.HeadSHA
+}
+
+// walkAhead walks run r up to e's place in it and compares what r merged
+// in before e (the PRs ahead, then the PRs of its batch before it), less
+// what the queue has merged since, with ahead, in order and at the same
+// heads. It returns the first of those PRs that is not the next of ahead
+// (nil when none), whether some of ahead was left unmet (short), and e's
+// own place in r (nil when r does not hold e).
+func (m *machine) walkAhead(r *Run, e *Entry, ahead []*Entry) (differs *RunPR, short bool, self *RunPR) {
 	k := 0
-	for _, p := range r.PRs {
+	for i := range r.PRs {
+		p := &r.PRs[i]
 		if p.EntryID == e.ID {
-			return !p.UnderTest && p.Episode == e.Episode && p.HeadSHA == e.PR.HeadSHA && k == len(ahead)
+			self = p
+			break
 		}
-		if m.mergedByQueueAt(p) {
+		if m.mergedByQueueAt(*p) {
 			continue
 		}
 		if k >= len(ahead) || ahead[k].ID != p.EntryID || ahead[k].Episode != p.Episode || ahead[k].PR.HeadSHA != p.HeadSHA {
-			return false
+			return p, false, nil
 		}
 		k++
 	}
-	return false
+	return nil, k != len(ahead), self
 }
 
 // mergedByQueueAt reports whether the queue merged p's entry, in p's
@@ -599,7 +615,7 @@ func (m *machine) depthSatisfied(behind []*Entry) bool {
 	}
 	// Fewer PRs behind than the depth while others wait to join the line:
 	// wait for them too (the failing PR may be the last of a full line).
-	if len(behind) < depth && m.s.Queue.State == QueueRunning && m.waiting() > 0 {
+	if len(behind) < depth && m.s.Queue.State == QueueRunning && len(m.waiting()) > 0 {
 		return false
 	}
 	n := min(depth, len(behind))
@@ -628,24 +644,12 @@ func (m *machine) valid(r *Run, e *Entry, ahead []*Entry) (string, bool) {
 		}
 		return ReasonManualPush, false
 	}
-	// What was merged in before e (the PRs ahead, then the PRs of its
-	// batch before it) must be exactly what is ahead of it now.
-	k := 0
-	for _, p := range r.PRs {
-		if p.EntryID == e.ID {
-			break
-		}
-		pe := m.entryByIDPtr(p.EntryID)
-		if m.mergedByQueueAt(p) {
-			continue
-		}
-		if k >= len(ahead) || ahead[k].ID != p.EntryID || ahead[k].Episode != p.Episode ||
-			ahead[k].PR.HeadSHA != p.HeadSHA {
-			return missingReason(pe, p), false
-		}
-		k++
-	}
-	if k != len(ahead) {
+	// What was merged in before e must be exactly what is ahead of it now.
+	differs, short, _ := m.walkAhead(r, e, ahead)
+	switch {
+	case differs != nil:
+		return missingReason(m.entryByIDPtr(differs.EntryID), *differs), false
+	case short:
 		return ReasonSkipTheLine, false
 	}
 	return "", true
@@ -747,20 +751,14 @@ func (m *machine) concurrency() int { return max(m.s.Queue.Concurrency, 1) }
 
 // inProgress counts the test runs in progress that take a concurrency
 // slot: bisection runs have their own (bisectionInProgress).
-func (m *machine) inProgress() int {
-	n := 0
-	for i := range m.s.Runs {
-		if r := &m.s.Runs[i]; r.Status == RunInProgress && !r.Bisection {
-			n++
-		}
-	}
-	return n
-}
+func (m *machine) inProgress() int { return m.runsInProgress(false) }
 
-func (m *machine) bisectionInProgress() int {
+func (m *machine) bisectionInProgress() int { return m.runsInProgress(true) }
+
+func (m *machine) runsInProgress(bisection bool) int {
 	n := 0
 	for i := range m.s.Runs {
-		if r := &m.s.Runs[i]; r.Status == RunInProgress && r.Bisection {
+		if r := &m.s.Runs[i]; r.Status == RunInProgress && r.Bisection == bisection {
 			n++
 		}
 	}
@@ -807,14 +805,7 @@ func (m *machine) startRuns() {
 	if q.State != QueueRunning {
 		return // draining: nothing joins the line
 	}
-	var waiting []*Entry
-	for i := range m.s.Entries {
-		e := &m.s.Entries[i]
-		if e.State == Pending && e.Position == 0 {
-			waiting = append(waiting, e)
-		}
-	}
-	sortWaiting(waiting)
+	waiting := m.waiting()
 	if len(line) == 0 && len(waiting) > 0 && m.directMerge(waiting[0], required, source) {
 		waiting = waiting[1:]
 	}
