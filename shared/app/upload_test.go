@@ -12,9 +12,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
@@ -117,17 +116,12 @@ func TestLocalUploadAddress(t *testing.T) {
 // is PUT there, and the object-created event runs the ingest function.
 func TestS3UploadAndIngestEvent(t *testing.T) {
 	t.Parallel()
-	backend := s3mem.New()
-	if err := backend.CreateBucket("mg-bundles"); err != nil {
-		t.Fatal(err)
-	}
-	s3srv := httptest.NewServer(gofakes3.New(backend).Server())
-	t.Cleanup(s3srv.Close)
+	s3URL := testkit.S3(t, "mg-bundles")
 	h := newHarness(t, func(c *config.Config) {
-		c.BundleBucket, c.S3Endpoint, c.Region = "mg-bundles", s3srv.URL, "us-east-1"
+		c.BundleBucket, c.S3Endpoint, c.Region = "mg-bundles", s3URL, "us-east-1"
 	})
 	c := h.createUpload(t)
-	if !strings.HasPrefix(c.URL, s3srv.URL+"/mg-bundles/bundles/acme/") || !strings.Contains(c.URL, "X-Amz-Signature=") {
+	if !strings.HasPrefix(c.URL, s3URL+"/mg-bundles/bundles/acme/") || !strings.Contains(c.URL, "X-Amz-Signature=") {
 		t.Fatalf("not a pre-signed S3 address: %s", c.URL)
 	}
 	if code, msg := put(t, c.URL, bundleFor(t, c.ID)); code != http.StatusOK {

@@ -13,9 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
-	"github.com/johannesboyne/gofakes3"
-	"github.com/johannesboyne/gofakes3/backend/s3mem"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/errs"
 )
@@ -130,14 +129,9 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // key and Unavailable when the server errs.
 func TestS3OpenAgainstAnS3Server(t *testing.T) {
 	t.Parallel()
-	backend := s3mem.New()
-	if err := backend.CreateBucket("mg-bundles"); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(gofakes3.New(backend).Server())
-	defer srv.Close()
+	s3URL := testkit.S3(t, "mg-bundles")
 	ctx := context.Background()
-	b := blobs.NewS3(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}, "mg-bundles", srv.URL+"/")
+	b := blobs.NewS3(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}, "mg-bundles", s3URL+"/")
 	key := blobs.Key("acme", "u1")
 	addr, err := b.PresignPut(ctx, key, time.Minute)
 	if err != nil {
