@@ -315,7 +315,9 @@ func (d *Driver) direct(ctx context.Context, rec store.QueueRecord, obs mergeque
 
 // targets reads the impacted targets set for e's PR at head, when the
 // queue is (or is switching to) PARALLEL and the engine does not hold them
-// for that head yet: one read per PR and head, not per step.
+// for that head yet. Once found they are not read again for that head;
+// until CI sets them, each observation reads again (up to MaxRounds per
+// advance).
 func (d *Driver) targets(ctx context.Context, rec store.QueueRecord, e *mergequeue.Entry, head string) (mergequeue.TargetsObservation, bool) {
 	q := rec.Snapshot.Queue
 	if (q.Mode != mergequeue.ModeParallel && q.NextMode != mergequeue.ModeParallel) || head == "" ||
