@@ -241,6 +241,7 @@ func (m *machine) restart(e *Entry, reason string, inPlace bool) {
 	if !inPlace {
 		e.Position = 0
 	}
+	e.RetryOf = "" // a restart is not a flaky retry (retryRun sets it after)
 	if e.State == Pending {
 		m.touchEntry(e)
 	} else {

@@ -127,6 +127,10 @@ type StartRun struct {
 	TestBranch string
 	BaseSHA    string
 	Heads      []RunPR
+	// ReuseSHA, when set, is the head of the same PRs on the same base
+	// that a failed run built: point TestBranch at it instead of building
+	// (and build as usual if that commit is gone).
+	ReuseSHA string
 }
 
 // MergePR merges a pull request pinned to SHA (GitHub's merge "sha"
@@ -179,6 +183,9 @@ type Event struct {
 	FailureReason      string         `json:"failure_reason,omitempty"`
 	CancellationReason string         `json:"cancellation_reason,omitempty"`
 	MergedReason       string         `json:"merged_reason,omitempty"`
+	// FlakyTests (ours) names, on a flaky retry's pull_request.queued, the
+	// tests that failed the retried run.
+	FlakyTests []string `json:"flaky_tests,omitempty"`
 	// PRNumbers and PRNumbersInBatch are set on pull_request_batch.*
 	// events only, which have no pr_number or author (the driver's wire
 	// form leaves those out).
@@ -266,6 +273,10 @@ type RunChecks struct {
 	RunID  string
 	SHA    string
 	Checks map[string]string
+	// IDs identify the result behind each state (GitHub's status or check
+	// run id), so a retry on the same head can tell a new result from the
+	// one that failed the run it repeats. Optional.
+	IDs map[string]string
 }
 
 // MergeResult is the outcome of a MergePR, matched by Key.

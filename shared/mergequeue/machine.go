@@ -200,6 +200,9 @@ func (m *machine) event(e *Entry, t Transition) *Event {
 		ev.Action, ev.SubmittedReason = "submitted", t.Reason
 	case Pending:
 		ev.Action, ev.QueuedReason = "queued", t.Reason
+		if r := m.run(e.RunID); r != nil && r.Evidence != nil && (t.Reason == ReasonRetryKnownFlaky || t.Reason == ReasonRetryFailure) {
+			ev.FlakyTests = r.Evidence.names()
+		}
 	case Testing:
 		ev.Action = "testing"
 		runFields()
@@ -319,6 +322,9 @@ func (m *machine) prune() {
 		e := &s.Entries[i]
 		if e.Active() && e.RunID != "" {
 			current[e.RunID] = true
+		}
+		if e.Active() && e.RetryOf != "" {
+			current[e.RetryOf] = true // its head may be reused
 		}
 	}
 	s.Runs = slices.DeleteFunc(s.Runs, func(r Run) bool {

@@ -61,10 +61,30 @@ func (m *machine) retry() {
 	}
 }
 
-// retryRun restarts e in place after its run r failed.
+// retryRun restarts e in place after its run r failed; its next run
+// repeats r.
 func (m *machine) retryRun(e *Entry, r *Run, reason string) {
 	r.EvidenceDue = time.Time{}
 	m.touchRun(r)
 	e.Retries++
 	m.restart(e, reason, true)
+	e.RetryOf = r.ID
+}
+
+// repeat makes r the retry of the failed run old: on the same head when r
+// tests the same PRs on the same base.
+func (m *machine) repeat(r, old *Run) {
+	if old == nil {
+		return
+	}
+	r.RetryOf = old.ID
+	if old.HeadSHA == "" || old.Direct || old.BaseSHA != r.BaseSHA || len(old.PRs) != len(r.PRs) {
+		return
+	}
+	for i, p := range old.PRs {
+		if q := r.PRs[i]; p.EntryID != q.EntryID || p.HeadSHA != q.HeadSHA || p.UnderTest != q.UnderTest {
+			return
+		}
+	}
+	r.ReuseSHA, r.Stale = old.HeadSHA, old.FailedChecks
 }

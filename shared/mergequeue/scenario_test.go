@@ -703,6 +703,7 @@ func TestFlakyRetries(t *testing.T) {
 			s.update(c.patch)
 			s.w.openPR(1)
 			s.w.flakes[1] = c.flakes
+			s.w.reuseLag = 2 // a retry first sees the failure it repeats
 			if c.evidence != nil {
 				s.w.evidence[1] = c.evidence
 			}
@@ -718,6 +719,29 @@ func TestFlakyRetries(t *testing.T) {
 			e := s.entry(1)
 			if e.State != c.want || e.Retries != c.retries {
 				t.Errorf("PR 1: %s after %d retries (%v), want %s after %d", e.State, e.Retries, s.transitionsOf(1), c.want, c.retries)
+			}
+			retried := 0
+			for _, ev := range s.w.eventLog {
+				if strings.HasPrefix(ev.QueuedReason, "RETRY_") {
+					retried++
+				}
+				if ev.QueuedReason == ReasonRetryKnownFlaky && !slices.Equal(ev.FlakyTests, []string{c.evidence[0].Name}) {
+					t.Errorf("retry event names %v, want %s", ev.FlakyTests, c.evidence[0].Name)
+				}
+			}
+			if retried != e.Retries {
+				t.Errorf("%d pull_request.queued events of a retry, want %d", retried, e.Retries)
+			}
+			// Each retry tested the very head that failed: test health sees
+			// a failure and a pass on one sha.
+			if got := len(s.w.reused); got != e.Retries {
+				t.Errorf("%d runs reused a failed head, want %d (one per retry)", got, e.Retries)
+			}
+			for id, sha := range s.w.reused {
+				r := s.runs[id]
+				if old := s.runs[r.RetryOf]; r.RetryOf == "" || old.HeadSHA != sha || r.HeadSHA != sha {
+					t.Errorf("run %s reused %s: retry of %q (head %s), own head %s", id, sha, r.RetryOf, old.HeadSHA, r.HeadSHA)
+				}
 			}
 		})
 	}

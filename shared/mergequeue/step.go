@@ -189,6 +189,9 @@ func (m *machine) observeChecks(checks []RunChecks) {
 			merged = make(map[string]CheckState, len(c.Checks))
 		}
 		for k, v := range c.Checks {
+			if id := r.Stale[k]; id != "" && c.IDs[k] == id {
+				continue // the result that failed the run this one retries
+			}
 			merged[k] = NormalizeCheck(v)
 		}
 		r.Checks = merged
@@ -197,6 +200,7 @@ func (m *machine) observeChecks(checks []RunChecks) {
 		for _, ctx := range r.RequiredStatuses {
 			switch merged[ctx] {
 			case CheckFailure:
+				r.FailedChecks = failedIDs(r.RequiredStatuses, merged, c.IDs)
 				m.runFailed(r, ReasonStatusFailed)
 				passed = false
 			case CheckSuccess:
@@ -211,6 +215,20 @@ func (m *machine) observeChecks(checks []RunChecks) {
 			m.runPassed(r)
 		}
 	}
+}
+
+// failedIDs identifies the failed required results among checks.
+func failedIDs(required []string, checks map[string]CheckState, ids map[string]string) map[string]string {
+	var out map[string]string
+	for _, ctx := range required {
+		if id := ids[ctx]; id != "" && checks[ctx] == CheckFailure {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[ctx] = id
+		}
+	}
+	return out
 }
 
 func (m *machine) timeouts() {
@@ -975,8 +993,11 @@ func (m *machine) startBatch(batch, ahead []*Entry, required []string, source st
 		Status: RunInProgress, CreatedAt: m.now, BuildRequestedAt: m.now, BuildAttempts: 1,
 		RequiredStatuses: required, RequiredStatusesSource: source,
 	})
+	if len(batch) == 1 && last.RetryOf != "" {
+		m.repeat(r, m.run(last.RetryOf))
+	}
 	for _, e := range batch {
-		e.RunID = id
+		e.RunID, e.RetryOf = id, ""
 		if e.Position == 0 {
 			m.s.NextPosition++
 			e.Position = m.s.NextPosition
@@ -1012,6 +1033,7 @@ func (m *machine) emitBuild(r *Run) {
 		Kind: EffectStartRun,
 		StartRun: &StartRun{
 			RunID: r.ID, TempBranch: r.TempBranch, TestBranch: r.TestBranch, BaseSHA: r.BaseSHA, Heads: r.PRs,
+			ReuseSHA: r.ReuseSHA,
 		},
 	})
 }

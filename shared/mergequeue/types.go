@@ -243,8 +243,10 @@ type Entry struct {
 	// PARALLEL mode needs them at the current head to leave NOT_READY.
 	Targets    *Targets `json:",omitempty"`
 	TargetsSHA string   `json:",omitempty"`
-	// Retries counts the flaky retries taken in this episode.
-	Retries int `json:",omitempty"`
+	// Retries counts the flaky retries taken in this episode; RetryOf is
+	// the failed run the entry's next run repeats (cleared when it starts).
+	Retries int    `json:",omitempty"`
+	RetryOf string `json:",omitempty"`
 }
 
 // targetsKnown reports whether e's impacted targets belong to its head.
@@ -322,6 +324,18 @@ type Run struct {
 	// Evidence is what they showed, once seen.
 	EvidenceDue time.Time    `json:",omitzero"`
 	Evidence    *RunEvidence `json:",omitempty"`
+	// FailedChecks identify the results that failed the run (context →
+	// RunChecks.IDs).
+	FailedChecks map[string]string `json:",omitempty"`
+	// RetryOf is the failed run a flaky retry repeats. When it tests the
+	// same PRs on the same base, the retry reuses that run's head
+	// (ReuseSHA): its test branch points at the very commit that failed, so
+	// test health sees a failure and a pass on one sha (pass-on-retry).
+	// Stale are the results that failed RetryOf: still shown on the reused
+	// head until CI reports again, they are not this run's.
+	RetryOf  string            `json:",omitempty"`
+	ReuseSHA string            `json:",omitempty"`
+	Stale    map[string]string `json:",omitempty"`
 }
 
 // RunEvidence is what test health knew of the tests that failed in a run
@@ -337,6 +351,15 @@ type FailedTest struct {
 	Name        string
 	Status      string // "flaky", "broken" or "healthy"
 	Quarantined bool
+}
+
+// names lists the failed tests' names.
+func (ev *RunEvidence) names() []string {
+	out := make([]string, len(ev.Failed))
+	for i, t := range ev.Failed {
+		out[i] = t.Name
+	}
+	return out
 }
 
 // knownFlaky reports whether every failed test is flaky or quarantined

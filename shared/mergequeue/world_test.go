@@ -36,6 +36,14 @@ type world struct {
 	flakes    map[int]int
 	evidence  map[int][]FailedTest
 	flaked    map[string]bool // run ids that flake
+	// A run whose test branch reuses a head (a flaky retry) shows, for its
+	// first reuseLag observations, the result that head already had: GitHub
+	// keeps the latest result per name until CI reports again. latest is
+	// each head's latest result.
+	reuseLag int
+	lag      map[string]int
+	latest   map[string]ciResult
+	reused   map[string]string // run id → the head it reused
 	conflicts map[int]bool    // merging this PR into a test branch conflicts
 	refuse    map[int]bool    // the merge API refuses this PR
 
@@ -52,6 +60,9 @@ type world struct {
 	deleted  map[string]bool
 	n        int
 }
+
+// ciResult is a head's latest result of the "ci" check, with its id.
+type ciResult struct{ state, id string }
 
 type ghPR struct {
 	number       int
@@ -81,7 +92,7 @@ func newWorld() *world {
 		protection: []string{"ci"},
 		bad:        map[int]bool{}, hold: map[int]bool{}, slow: map[int]bool{},
 		targets: map[int][]string{}, allTargets: map[int]bool{}, upToDate: map[int]bool{},
-		flakes: map[int]int{}, evidence: map[int][]FailedTest{}, flaked: map[string]bool{}, conflicts: map[int]bool{}, refuse: map[int]bool{},
+		flakes: map[int]int{}, evidence: map[int][]FailedTest{}, flaked: map[string]bool{}, lag: map[string]int{}, latest: map[string]ciResult{}, reused: map[string]string{}, conflicts: map[int]bool{}, refuse: map[int]bool{},
 		builds: map[string]string{}, built: map[string]string{}, buildHeads: map[string][]RunPR{},
 		statuses: map[int]SetStatus{}, events: map[string]Event{}, deleted: map[string]bool{},
 	}
@@ -165,7 +176,12 @@ func (w *world) build(s *StartRun) {
 			w.flaked[s.RunID] = true
 		}
 	}
-	sha := w.commit(content)
+	sha := s.ReuseSHA
+	if _, ok := w.commits[sha]; ok {
+		w.lag[s.RunID], w.reused[s.RunID] = w.reuseLag, sha
+	} else {
+		sha = w.commit(content)
+	}
 	w.builds[s.RunID] = sha
 	w.built[s.RunID] = sha
 	w.buildHeads[s.RunID] = s.Heads
@@ -240,7 +256,13 @@ func (w *world) observe(s Snapshot) Observations {
 		if w.flaked[id] && state == "success" {
 			state = "failure"
 		}
-		o.Checks = append(o.Checks, RunChecks{RunID: id, SHA: sha, Checks: map[string]string{"ci": state}})
+		res := ciResult{state, "result-" + id}
+		if w.lag[id] > 0 {
+			w.lag[id]--
+			res = w.latest[sha]
+		}
+		w.latest[sha] = res
+		o.Checks = append(o.Checks, RunChecks{RunID: id, SHA: sha, Checks: map[string]string{"ci": res.state}, IDs: map[string]string{"ci": res.id}})
 	}
 	slices.SortFunc(o.Checks, func(a, b RunChecks) int { return cmpString(a.RunID, b.RunID) })
 	return o
