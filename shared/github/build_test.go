@@ -170,3 +170,34 @@ func TestDeleteBranchIsIdempotent(t *testing.T) {
 		}
 	}
 }
+
+// TestPointTestBranchReusesACommit: a flaky retry's test branch points at
+// the commit a failed run built, even after that run's branch was deleted;
+// repeating is harmless; a commit that does not exist is errs.NotFound.
+func TestPointTestBranchReusesACommit(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	n1, sha1 := f.openPR(t, "feature-a", "a.txt", "a\n")
+	base := f.head(t, "main")
+	built, err := f.c.BuildTestBranch(ctx, repo, base, []github.Head{{PR: n1, SHA: sha1}}, tempBranch, finalBranch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.c.DeleteBranch(ctx, repo, finalBranch); err != nil {
+		t.Fatal(err)
+	}
+	const retry = "trunk-merge/pr-1/retry"
+	for range 2 {
+		if err := f.c.PointTestBranch(ctx, repo, built, retry); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if head := f.head(t, retry); head != built {
+		t.Errorf("retry branch at %s, want the failed run's head %s", head, built)
+	}
+	err = f.c.PointTestBranch(ctx, repo, "0123456789abcdef0123456789abcdef01234567", "trunk-merge/pr-1/gone")
+	if !errs.Is(err, errs.NotFound) {
+		t.Errorf("pointing at a missing commit: %v, want NotFound", err)
+	}
+}

@@ -26,6 +26,9 @@ type Check struct {
 	Status     string
 	Conclusion string
 	URL        string
+	// ID is GitHub's id of the status or check run: a new result on the
+	// same commit has a new one.
+	ID int64
 }
 
 // Checks lists every commit status (the latest per context, from the
@@ -44,7 +47,7 @@ func (c *Client) Checks(ctx context.Context, repo Repo, sha string) ([]Check, er
 			return nil, c.wrap(err, "get combined status")
 		}
 		for _, s := range cs.Statuses {
-			out = append(out, Check{Kind: KindStatus, Name: s.GetContext(), State: s.GetState(), URL: s.GetTargetURL()})
+			out = append(out, Check{Kind: KindStatus, Name: s.GetContext(), State: s.GetState(), URL: s.GetTargetURL(), ID: s.GetID()})
 		}
 		if resp.NextPage == 0 {
 			break
@@ -62,7 +65,7 @@ func (c *Client) Checks(ctx context.Context, repo Repo, sha string) ([]Check, er
 			if url == "" {
 				url = r.GetHTMLURL()
 			}
-			out = append(out, Check{Kind: KindCheckRun, Name: r.GetName(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), URL: url})
+			out = append(out, Check{Kind: KindCheckRun, Name: r.GetName(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), URL: url, ID: r.GetID()})
 		}
 		if resp.NextPage == 0 {
 			break

@@ -207,6 +207,21 @@ func (c *Client) BuildTestBranch(ctx context.Context, repo Repo, base string, he
 	return sha, nil
 }
 
+// PointTestBranch creates the test branch at sha, a commit the queue built
+// before (a flaky retry tests the very commit that failed). It is safe to
+// repeat. An errs.NotFound means the commit is gone: build it again.
+func (c *Client) PointTestBranch(ctx context.Context, repo Repo, sha, branch string) error {
+	if err := checkRepo(repo); err != nil {
+		return err
+	}
+	err := c.createBranch(ctx, repo, branch, sha)
+	var e *APIError
+	if errors.As(err, &e) && e.Status == http.StatusUnprocessableEntity && strings.Contains(e.Message, "Object does not exist") {
+		return errs.Wrap(errs.NotFound, err, "github: commit %s is gone", shortSHA(sha))
+	}
+	return err
+}
+
 // createBranch creates branch at sha; "Reference already exists" at the
 // same sha is success, at another sha errs.Conflict.
 func (c *Client) createBranch(ctx context.Context, repo Repo, branch, sha string) error {

@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
@@ -83,6 +85,7 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 	up.Files, up.Tests, up.Runs = sum.Files, rec.tests, sum.Runs
 	up.Passed, up.Failed, up.Skipped = sum.Passed, sum.Failed+sum.Errored, sum.Skipped
 	up.SHA, up.Branch, up.PR = runs.SHA, runs.Branch, runs.PR
+	up.FailedTests, up.FailedTestsTotal = rec.failedTests()
 	s.Log.Info("upload ingested", "org", org, "upload", uploadID, "runs", sum.Runs, "guarded", guarded)
 	return ignoreDone(s.Store.FinishUpload(ctx, up))
 }
@@ -197,6 +200,10 @@ type recorder struct {
 
 	batch store.RunBatch
 	seq   int
+	// On a merge-queue test branch, the tests that failed (id → name) and
+	// those that passed, for the queue's evidence (failedTests).
+	failing map[string]string
+	passing map[string]bool
 	tests int // distinct tests per batch, summed (an upper bound across batches)
 
 	work chan []testhealth.TestRuns
@@ -209,6 +216,9 @@ func newRecorder(ctx context.Context, s *Service, up testhealth.UploadRuns, sett
 	r := &recorder{
 		ctx: ctx, s: s, up: up, settings: settings, owners: owners, ownersOf: map[string][]string{}, meta: meta,
 		work: make(chan []testhealth.TestRuns, workers),
+	}
+	if strings.HasPrefix(up.Branch, mergequeue.TestBranchPrefix) {
+		r.failing, r.passing = map[string]string{}, map[string]bool{}
 	}
 	for range workers {
 		r.wg.Add(1)
@@ -255,6 +265,13 @@ func (r *recorder) add(_ string, jr junit.Run) error {
 	})
 	run := testhealth.Run{Seq: r.seq, Status: string(jr.Status), Attempt: jr.Attempt, Duration: jr.Duration}
 	r.seq++
+	switch {
+	case r.failing == nil:
+	case run.Failed():
+		r.failing[id] = jr.Name
+	case jr.Status == junit.Passed:
+		r.passing[id] = true
+	}
 	if run.Failed() {
 		run.Message = jr.Message
 		if jr.Message != "" {
@@ -287,6 +304,21 @@ func (r *recorder) add(_ string, jr junit.Run) error {
 		r.batch.Add(id, newTest, run)
 	}
 	return nil
+}
+
+// failedTests lists the tests of a test-branch upload that failed and did
+// not pass on a retry within it, by id, at most store.MaxFailedTests, and
+// how many there are.
+func (r *recorder) failedTests() ([]store.FailedTestRef, int) {
+	var out []store.FailedTestRef
+	for id, name := range r.failing {
+		if !r.passing[id] {
+			out = append(out, store.FailedTestRef{ID: id, Name: name})
+		}
+	}
+	slices.SortFunc(out, func(a, b store.FailedTestRef) int { return strings.Compare(a.ID, b.ID) })
+	n := len(out)
+	return out[:min(n, store.MaxFailedTests)], n
 }
 
 func (r *recorder) flush() {

@@ -197,7 +197,7 @@ func (m *machine) startBisection(batchID string, prefix int) bool {
 	// addRun may move m.s.Runs: b is not used after it.
 	r := m.addRun(Run{
 		ID: id, PRNumber: last.PRNumber, Bisection: true, BisectOf: b.ID, Prefix: prefix,
-		TestBranch: "trunk-merge/pr-" + n + "/" + id + "-bisection-" + k,
+		TestBranch: TestBranchPrefix + "pr-" + n + "/" + id + "-bisection-" + k,
 		TempBranch: "trunk-temp/pr-" + n + "/" + id + "-bisection-" + k,
 		PRs:        prs, BaseSHA: m.s.TargetHead, BaseEpoch: m.s.BaseEpoch,
 		Status: RunInProgress, CreatedAt: m.now, BuildRequestedAt: m.now, BuildAttempts: 1,

@@ -320,7 +320,7 @@ func CreateQueue(repo repository.Ref, branch string, mode *string, concurrency *
 // switches, every field but state may change, and setting mode back to
 // the current one calls the switch off.
 func UpdateQueue(s Snapshot, p QueuePatch, now time.Time) (Snapshot, Output, error) {
-	q := s.Queue
+	q := s.Queue.WithRetryDefaults()
 	if q.State == QueueSwitchingModes && p.State != nil {
 		return s, Output{}, errs.E(errs.Invalid, "state cannot change while the queue is switching modes to %s: set mode to %s to cancel the switch, or wait for the pull requests testing to finish", q.NextMode, q.Mode)
 	}

@@ -20,12 +20,13 @@ func (m *machine) mayRetry(e *Entry, reason string) bool {
 }
 
 // EvidenceWanted is the runs whose PR waits for test health's evidence:
-// their ids and head shas, for the driver to look up.
+// their ids, head shas and start times (evidence is what was uploaded for
+// the head since), for the driver to look up.
 func EvidenceWanted(s Snapshot) []Run {
 	var out []Run
 	for i := range s.Runs {
 		if r := &s.Runs[i]; !r.EvidenceDue.IsZero() && r.Evidence == nil && r.Status == RunFailed {
-			out = append(out, Run{ID: r.ID, HeadSHA: r.HeadSHA, PRNumber: r.PRNumber})
+			out = append(out, Run{ID: r.ID, HeadSHA: r.HeadSHA, PRNumber: r.PRNumber, CreatedAt: r.CreatedAt})
 		}
 	}
 	return out
@@ -52,8 +53,10 @@ func (m *machine) retry() {
 			m.retryRun(e, r, ReasonRetryFailure)
 		case r.Evidence.knownFlaky():
 			m.retryRun(e, r, ReasonRetryKnownFlaky)
-		case r.Evidence != nil || !m.now.Before(r.EvidenceDue):
-			// A real failure, or none explained in time: as without retries.
+		case r.Evidence != nil || m.now.After(r.EvidenceDue):
+			// A real failure, or none explained in time: as without
+			// retries. Strictly after: the step that failed the run has
+			// not looked yet, so even a wait of 0 looks once.
 			r.EvidenceDue = time.Time{}
 			m.touchRun(r)
 			m.transition(e, PendingFailure, r.Reason)

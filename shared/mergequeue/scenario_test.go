@@ -693,6 +693,8 @@ func TestFlakyRetries(t *testing.T) {
 		{"flaky test: retried, then merges", QueuePatch{FlakyRetries: ptr(1)}, 1, flaky, 0, Merged, 1},
 		{"quarantined test: retried", QueuePatch{FlakyRetries: ptr(1)}, 1, []FailedTest{{Name: "TestQ", Status: "broken", Quarantined: true}}, 0, Merged, 1},
 		{"healthy test: failed at once", QueuePatch{FlakyRetries: ptr(1)}, 1, []FailedTest{{Name: "TestA", Status: "flaky"}, {Name: "TestB", Status: "healthy"}}, 0, Failed, 0},
+		{"no wait: the first look still counts", QueuePatch{FlakyRetries: ptr(1), FlakyEvidenceWaitSeconds: ptr(0)}, 1, flaky, 0, Merged, 1},
+		{"no wait and no upload: fails at the first look", QueuePatch{FlakyRetries: ptr(1), FlakyEvidenceWaitSeconds: ptr(0)}, 1, nil, 0, Failed, 0},
 		{"no upload: waits, then fails", QueuePatch{FlakyRetries: ptr(1), FlakyEvidenceWaitSeconds: ptr(1800)}, 1, nil, 31 * time.Minute, Failed, 0},
 		{"any failure: retried without evidence", QueuePatch{FlakyRetries: ptr(1), FlakyRetryPolicy: ptr("ANY_FAILURE")}, 1, nil, 0, Merged, 1},
 		{"retries used up", QueuePatch{FlakyRetries: ptr(1)}, 2, flaky, 0, Failed, 1},

@@ -987,14 +987,17 @@ func (m *machine) startBatch(batch, ahead []*Entry, required []string, source st
 	n := strconv.Itoa(last.PRNumber)
 	r := m.addRun(Run{
 		ID: id, EntryID: last.ID, PRNumber: last.PRNumber,
-		TestBranch: "trunk-merge/pr-" + n + "/" + id,
+		TestBranch: TestBranchPrefix + "pr-" + n + "/" + id,
 		TempBranch: "trunk-temp/pr-" + n + "/" + id,
 		PRs:        prs, BaseSHA: m.s.TargetHead, BaseEpoch: m.s.BaseEpoch,
 		Status: RunInProgress, CreatedAt: m.now, BuildRequestedAt: m.now, BuildAttempts: 1,
 		RequiredStatuses: required, RequiredStatusesSource: source,
 	})
-	if len(batch) == 1 && last.RetryOf != "" {
-		m.repeat(r, m.run(last.RetryOf))
+	if len(batch) == 1 {
+		r.RetriesTaken = last.Retries
+		if last.RetryOf != "" {
+			m.repeat(r, m.run(last.RetryOf))
+		}
 	}
 	for _, e := range batch {
 		e.RunID, e.RetryOf = id, ""

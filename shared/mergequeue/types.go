@@ -55,6 +55,24 @@ const (
 	OptimizationBisectionSkipTests OptimizationMode = "BISECTION_SKIP_REDUNDANT_TESTS"
 )
 
+// DefaultEvidenceWaitSeconds is flakyEvidenceWaitSeconds until set: long
+// enough for an upload that arrives a little after the failed status.
+const DefaultEvidenceWaitSeconds = 120
+
+// WithRetryDefaults fills the anti-flake settings of a queue stored before
+// they existed (no policy: never set), so 0 can remain a chosen wait.
+func (q Queue) WithRetryDefaults() Queue {
+	if q.FlakyRetryPolicy == "" {
+		q.FlakyRetryPolicy, q.FlakyEvidenceWaitSeconds = RetryKnownFlaky, DefaultEvidenceWaitSeconds
+	}
+	return q
+}
+
+// TestBranchPrefix starts the name of every test branch the queue builds
+// ("trunk-merge/pr-{N}/{run id}"): CI runs on these, and test health keeps
+// the failed tests of their uploads as evidence for the queue.
+const TestBranchPrefix = "trunk-merge/"
+
 // FlakyRetryPolicy says which failed runs a queue retries (ours, contract
 // 3.7 anti-flake retries).
 type FlakyRetryPolicy string
@@ -171,7 +189,7 @@ func DefaultQueue(repo repository.Ref, branch string) Queue {
 		CommandsEnabled:            true,
 		StatusCheckEnabled:         true,
 		FlakyRetryPolicy:           RetryKnownFlaky,
-		FlakyEvidenceWaitSeconds:   120,
+		FlakyEvidenceWaitSeconds:   DefaultEvidenceWaitSeconds,
 	}
 }
 
@@ -336,6 +354,9 @@ type Run struct {
 	RetryOf  string            `json:",omitempty"`
 	ReuseSHA string            `json:",omitempty"`
 	Stale    map[string]string `json:",omitempty"`
+	// RetriesTaken is how many flaky retries its PR had taken when the run
+	// started (single runs).
+	RetriesTaken int `json:",omitempty"`
 }
 
 // RunEvidence is what test health knew of the tests that failed in a run

@@ -174,8 +174,8 @@ func TestMetricsOfAnOrganization(t *testing.T) {
 				t.Errorf("%s %s %v = %v, want %v", c.name, c.branch, c.extra, got, c.want)
 			}
 		}
-		if len(fams) != 8 {
-			t.Errorf("%d families, want 8", len(fams))
+		if len(fams) != 9 {
+			t.Errorf("%d families, want 9", len(fams))
 		}
 		for _, m := range fams["mq_depth_current"].GetMetric() {
 			for _, l := range m.GetLabel() {

@@ -192,11 +192,10 @@ type updateRequest struct {
 	CommentsEnabled             *bool    `json:"commentsEnabled"`
 	CommandsEnabled             *bool    `json:"commandsEnabled"`
 	StatusCheckEnabled          *bool    `json:"statusCheckEnabled"`
-	// The anti-flake retry settings (ours) are refused until the queue can
-	// look up a run's test results: stored, they would do nothing.
-	FlakyRetries             json.RawMessage `json:"flakyRetries"`
-	FlakyRetryPolicy         json.RawMessage `json:"flakyRetryPolicy"`
-	FlakyEvidenceWaitSeconds json.RawMessage `json:"flakyEvidenceWaitSeconds"`
+	// The anti-flake retry settings (ours).
+	FlakyRetries             *int    `json:"flakyRetries"`
+	FlakyRetryPolicy         *string `json:"flakyRetryPolicy"`
+	FlakyEvidenceWaitSeconds *int    `json:"flakyEvidenceWaitSeconds"`
 }
 
 // UpdateQueue serves POST /updateQueue: the queue without its PRs.
@@ -205,14 +204,6 @@ func (h *Handlers) UpdateQueue() http.Handler {
 		k, err := h.key(r.Context(), req.common)
 		if err != nil {
 			return nil, err
-		}
-		for _, f := range []struct {
-			name string
-			raw  json.RawMessage
-		}{{"flakyRetries", req.FlakyRetries}, {"flakyRetryPolicy", req.FlakyRetryPolicy}, {"flakyEvidenceWaitSeconds", req.FlakyEvidenceWaitSeconds}} {
-			if len(f.raw) > 0 && string(f.raw) != "null" {
-				return nil, errs.E(errs.Invalid, "%s is not supported yet: the queue cannot read a run's test results", f.name)
-			}
 		}
 		p := mergequeue.QueuePatch{
 			State: req.State, Mode: req.Mode, Concurrency: req.Concurrency, TestingTimeoutMinutes: req.TestingTimeoutMinutes,
@@ -223,6 +214,7 @@ func (h *Handlers) UpdateQueue() http.Handler {
 			DirectMergeMode: req.DirectMergeMode, OptimizationMode: req.OptimizationMode,
 			CreatePrsForTestingBranches: req.CreatePrsForTestingBranches, CommentsEnabled: req.CommentsEnabled,
 			CommandsEnabled: req.CommandsEnabled, StatusCheckEnabled: req.StatusCheckEnabled,
+			FlakyRetries: req.FlakyRetries, FlakyRetryPolicy: req.FlakyRetryPolicy, FlakyEvidenceWaitSeconds: req.FlakyEvidenceWaitSeconds,
 		}
 		rec, err := h.Driver.Apply(r.Context(), k, func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error) {
 			return mergequeue.UpdateQueue(rec.Snapshot, p, h.Now())

@@ -28,29 +28,34 @@ func (e enums) of(v string) string {
 
 // QueueView is the queue record of contract 3.3.
 type QueueView struct {
-	State                       string            `json:"state"`
-	Branch                      string            `json:"branch"`
-	Mode                        string            `json:"mode"`
-	Concurrency                 int               `json:"concurrency"`
-	TestingTimeoutMinutes       int               `json:"testingTimeoutMinutes"`
-	CanOptimisticallyMerge      bool              `json:"canOptimisticallyMerge"`
-	PendingFailureDepth         int               `json:"pendingFailureDepth"`
-	Batch                       bool              `json:"batch"`
-	BatchingMaxWaitTimeMinutes  int               `json:"batchingMaxWaitTimeMinutes"`
-	BatchingMinSize             int               `json:"batchingMinSize"`
-	BisectionConcurrency        int               `json:"bisectionConcurrency"`
-	RequiredStatuses            []string          `json:"requiredStatuses"`
-	MergeMethod                 string            `json:"mergeMethod"`
-	DirectMergeMode             string            `json:"directMergeMode"`
-	OptimizationMode            string            `json:"optimizationMode"`
-	CreatePrsForTestingBranches bool              `json:"createPrsForTestingBranches"`
-	CommentsEnabled             bool              `json:"commentsEnabled"`
-	CommandsEnabled             bool              `json:"commandsEnabled"`
-	StatusCheckEnabled          bool              `json:"statusCheckEnabled"`
-	EnqueuedPullRequests        *[]EnqueuedPRView `json:"enqueuedPullRequests,omitempty"`
+	State                       string   `json:"state"`
+	Branch                      string   `json:"branch"`
+	Mode                        string   `json:"mode"`
+	Concurrency                 int      `json:"concurrency"`
+	TestingTimeoutMinutes       int      `json:"testingTimeoutMinutes"`
+	CanOptimisticallyMerge      bool     `json:"canOptimisticallyMerge"`
+	PendingFailureDepth         int      `json:"pendingFailureDepth"`
+	Batch                       bool     `json:"batch"`
+	BatchingMaxWaitTimeMinutes  int      `json:"batchingMaxWaitTimeMinutes"`
+	BatchingMinSize             int      `json:"batchingMinSize"`
+	BisectionConcurrency        int      `json:"bisectionConcurrency"`
+	RequiredStatuses            []string `json:"requiredStatuses"`
+	MergeMethod                 string   `json:"mergeMethod"`
+	DirectMergeMode             string   `json:"directMergeMode"`
+	OptimizationMode            string   `json:"optimizationMode"`
+	CreatePrsForTestingBranches bool     `json:"createPrsForTestingBranches"`
+	CommentsEnabled             bool     `json:"commentsEnabled"`
+	CommandsEnabled             bool     `json:"commandsEnabled"`
+	StatusCheckEnabled          bool     `json:"statusCheckEnabled"`
+	// Ours: anti-flake retries.
+	FlakyRetries             int               `json:"flakyRetries"`
+	FlakyRetryPolicy         string            `json:"flakyRetryPolicy"`
+	FlakyEvidenceWaitSeconds int               `json:"flakyEvidenceWaitSeconds"`
+	EnqueuedPullRequests     *[]EnqueuedPRView `json:"enqueuedPullRequests,omitempty"`
 }
 
 func (e enums) queue(q mergequeue.Queue) QueueView {
+	q = q.WithRetryDefaults()
 	return QueueView{
 		State: e.of(string(q.State)), Branch: q.Branch, Mode: e.of(string(q.Mode)),
 		Concurrency: q.Concurrency, TestingTimeoutMinutes: q.TestingTimeoutMinutes,
@@ -60,6 +65,7 @@ func (e enums) queue(q mergequeue.Queue) QueueView {
 		MergeMethod: e.of(string(q.MergeMethod)), DirectMergeMode: e.of(string(q.DirectMergeMode)),
 		OptimizationMode: e.of(string(q.OptimizationMode)), CreatePrsForTestingBranches: q.CreatePrsForTestingBranches,
 		CommentsEnabled: q.CommentsEnabled, CommandsEnabled: q.CommandsEnabled, StatusCheckEnabled: q.StatusCheckEnabled,
+		FlakyRetries: q.FlakyRetries, FlakyRetryPolicy: e.of(string(q.FlakyRetryPolicy)), FlakyEvidenceWaitSeconds: q.FlakyEvidenceWaitSeconds,
 	}
 }
 
@@ -102,6 +108,9 @@ type SubmittedPRView struct {
 	PRSha                       string        `json:"prSha"`
 	PRBaseBranch                string        `json:"prBaseBranch"`
 	PRAuthor                    string        `json:"prAuthor"`
+	// FlakyRetriesUsed (ours) counts the anti-flake retries of this
+	// submission.
+	FlakyRetriesUsed int `json:"flakyRetriesUsed"`
 }
 
 // ReadinessView is the readiness object of contract 3.2.
@@ -142,7 +151,7 @@ func (e enums) submitted(en mergequeue.Entry, q mergequeue.Queue, hasTargets boo
 			DoesBaseBranchMatch: r.DoesBaseBranchMatch, GitHubMergeability: e.of(string(r.GitHubMergeability)),
 		},
 		VerifiedByTestRun: b.VerifiedByTestRun, PRNumber: b.PRNumber, PRTitle: b.PRTitle, PRSha: b.PRSha,
-		PRBaseBranch: b.PRBaseBranch, PRAuthor: b.PRAuthor,
+		PRBaseBranch: b.PRBaseBranch, PRAuthor: b.PRAuthor, FlakyRetriesUsed: en.Retries,
 	}
 }
 
@@ -161,6 +170,19 @@ type TestingDetailsView struct {
 	DependentPrs                []TestedPRView    `json:"dependentPrs"`
 	ImpactedTargets             any               `json:"impactedTargets"`
 	ImpactedTargetsForTestedPrs []PRTargetsView   `json:"impactedTargetsForTestedPrs"`
+	// Ours (anti-flake retries): the run this one retries, how many
+	// retries its PR had taken when it started, and the failed tests test
+	// health reported for it, with their health (null when none was read).
+	RetryOf      *string          `json:"retryOf"`
+	RetriesTaken int              `json:"retriesTaken"`
+	FailedTests  []FailedTestView `json:"failedTests"`
+}
+
+// FailedTestView is one failed test of a run, as test health knew it.
+type FailedTestView struct {
+	Name        string `json:"name"`
+	Status      string `json:"status"`
+	Quarantined bool   `json:"quarantined"`
 }
 
 // CheckSuiteView groups check runs.
@@ -213,6 +235,16 @@ func (e enums) details(rec store.RunRecordMQ) TestingDetailsView {
 	}
 	if v.RequiredStatuses == nil {
 		v.RequiredStatuses = []string{}
+	}
+	if r.RetryOf != "" {
+		v.RetryOf = &r.RetryOf
+	}
+	v.RetriesTaken = r.RetriesTaken
+	if r.Evidence != nil {
+		v.FailedTests = make([]FailedTestView, len(r.Evidence.Failed))
+		for i, t := range r.Evidence.Failed {
+			v.FailedTests[i] = FailedTestView{Name: t.Name, Status: t.Status, Quarantined: t.Quarantined}
+		}
 	}
 	var runs []CheckRunView
 	for _, c := range rec.Checks {

@@ -59,8 +59,10 @@ type Window struct {
 	// Concluded holds one entry per pull request episode that reached
 	// MERGED, FAILED or CANCELLED in the window.
 	Concluded []Concluded
-	// Restarts counts TESTING → PENDING transitions in the window.
-	Restarts int
+	// Restarts counts TESTING → PENDING transitions in the window;
+	// FlakyRetries those of them that were anti-flake retries (ours).
+	Restarts     int
+	FlakyRetries int
 }
 
 // Concluded is one pull request that left the queue in the window, with the
@@ -106,6 +108,7 @@ var (
 	famTesting    = newFamily("mq_testing_slots_active", "PRs currently in TESTING state", dto.MetricType_GAUGE)
 	famConcluded  = newFamily("mq_pr_conclusions_1h_total", "PRs exiting the queue in last hour", dto.MetricType_GAUGE)
 	famRestarts   = newFamily("mq_pr_restarts_1h_total", "PR restarts in last hour", dto.MetricType_GAUGE)
+	famRetries    = newFamily("mq_pr_flaky_retries_1h_total", "PR test runs retried in last hour because their failure was known flaky (or any failure, by policy)", dto.MetricType_GAUGE)
 	famWait       = newFamily("mq_pr_wait_duration_1h_seconds", "Time PRs concluded in the last hour waited before testing started", dto.MetricType_HISTOGRAM)
 	famTest       = newFamily("mq_pr_test_duration_1h_seconds", "Time PRs concluded in the last hour spent in testing", dto.MetricType_HISTOGRAM)
 	famTimeQueued = newFamily("mq_pr_time_in_queue_1h_seconds", "Time PRs concluded in the last hour spent in the queue, from pending to conclusion", dto.MetricType_HISTOGRAM)
@@ -131,7 +134,7 @@ func Families(qs []Queue) ([]*dto.MetricFamily, error) {
 	slices.SortFunc(qs, func(a, b Queue) int {
 		return cmp.Or(cmp.Compare(a.Repo, b.Repo), cmp.Compare(a.Branch, b.Branch), cmp.Compare(a.Type, b.Type))
 	})
-	var depth, awaiting, testing, concluded, restarts, wait, test, inQueue []*dto.Metric
+	var depth, awaiting, testing, concluded, restarts, retries, wait, test, inQueue []*dto.Metric
 	for _, q := range qs {
 		if q.Type != QueueMain && q.Type != QueueBisection {
 			return nil, errs.E(errs.Internal, "metrics: queue %s %s has unknown queue type %q", q.Repo, q.Branch, q.Type)
@@ -162,13 +165,14 @@ func Families(qs []Queue) ([]*dto.MetricFamily, error) {
 			concluded = append(concluded, gauge(labels(pair("conclusion", string(c))), byConclusion[c]))
 		}
 		restarts = append(restarts, gauge(labels(), q.Window.Restarts))
+		retries = append(retries, gauge(labels(), q.Window.FlakyRetries))
 		wait = append(wait, histogram(labels(), w))
 		test = append(test, histogram(labels(), t))
 		inQueue = append(inQueue, histogram(labels(), iq))
 	}
 	return []*dto.MetricFamily{
 		famDepth.with(depth), famAwaiting.with(awaiting), famTesting.with(testing),
-		famConcluded.with(concluded), famRestarts.with(restarts),
+		famConcluded.with(concluded), famRestarts.with(restarts), famRetries.with(retries),
 		famWait.with(wait), famTest.with(test), famTimeQueued.with(inQueue),
 	}, nil
 }

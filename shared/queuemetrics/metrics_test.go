@@ -34,10 +34,10 @@ func sample() []queuemetrics.Queue {
 		{EntryID: "1", At: ago(38 * time.Minute), From: mergequeue.Pending, To: mergequeue.Testing},
 		{EntryID: "1", At: ago(28 * time.Minute), From: mergequeue.Testing, To: mergequeue.TestsPassed},
 		{EntryID: "1", At: ago(27*time.Minute + 40*time.Second), From: mergequeue.TestsPassed, To: mergequeue.Merged},
-		// #2: pending since 3 h ago, restarted once, failed.
+		// #2: pending since 3 h ago, retried once for a flaky test, failed.
 		{EntryID: "2", At: ago(3 * time.Hour), From: mergequeue.NotReady, To: mergequeue.Pending},
 		{EntryID: "2", At: ago(30 * time.Minute), From: mergequeue.Pending, To: mergequeue.Testing},
-		{EntryID: "2", At: ago(25 * time.Minute), From: mergequeue.Testing, To: mergequeue.Pending},
+		{EntryID: "2", At: ago(25 * time.Minute), From: mergequeue.Testing, To: mergequeue.Pending, Reason: mergequeue.ReasonRetryKnownFlaky},
 		{EntryID: "2", At: ago(20 * time.Minute), From: mergequeue.Pending, To: mergequeue.Testing},
 		{EntryID: "2", At: ago(5 * time.Minute), From: mergequeue.Testing, To: mergequeue.PendingFailure},
 		{EntryID: "2", At: ago(1 * time.Minute), From: mergequeue.PendingFailure, To: mergequeue.Failed},
@@ -98,7 +98,7 @@ func TestParseBack(t *testing.T) {
 	wantTypes := map[string]dto.MetricType{
 		"mq_depth_current": dto.MetricType_GAUGE, "mq_awaiting_mergeability": dto.MetricType_GAUGE,
 		"mq_testing_slots_active": dto.MetricType_GAUGE, "mq_pr_conclusions_1h_total": dto.MetricType_GAUGE,
-		"mq_pr_restarts_1h_total":        dto.MetricType_GAUGE,
+		"mq_pr_restarts_1h_total": dto.MetricType_GAUGE, "mq_pr_flaky_retries_1h_total": dto.MetricType_GAUGE,
 		"mq_pr_wait_duration_1h_seconds": dto.MetricType_HISTOGRAM, "mq_pr_test_duration_1h_seconds": dto.MetricType_HISTOGRAM,
 		"mq_pr_time_in_queue_1h_seconds": dto.MetricType_HISTOGRAM,
 	}
@@ -162,6 +162,7 @@ func TestParseBack(t *testing.T) {
 		{"mq_pr_conclusions_1h_total", append(slices.Clone(web), "conclusion", "failed"), 1},
 		{"mq_pr_conclusions_1h_total", append(slices.Clone(web), "conclusion", "cancelled"), 1},
 		{"mq_pr_restarts_1h_total", web, 1},
+		{"mq_pr_flaky_retries_1h_total", web, 1},
 		{"mq_pr_wait_duration_1h_seconds", web, 2}, // #1 and #2 were tested
 		{"mq_pr_time_in_queue_1h_seconds", web, 2}, // #3 never queued
 		{"mq_testing_slots_active", []string{"queue_type", "bisection"}, 1},
@@ -241,6 +242,13 @@ func TestWindowOf(t *testing.T) {
 		name: "concluded over an hour ago: not counted, nor its old restart",
 		in:   []mergequeue.Transition{tr("a", 3*time.Hour, nr, p), tr("a", 2*time.Hour, p, ts), tr("a", 90*time.Minute, ts, p), tr("a", 61*time.Minute, p, mergequeue.Cancelled)},
 		want: queuemetrics.Window{},
+	}, {
+		name: "an anti-flake retry is a restart and a flaky retry; a manual restart only a restart",
+		in: []mergequeue.Transition{
+			tr("a", 30*time.Minute, p, ts), {EntryID: "a", At: ago(20 * time.Minute), From: ts, To: p, Reason: mergequeue.ReasonRetryFailure},
+			tr("a", 10*time.Minute, p, ts), {EntryID: "a", At: ago(5 * time.Minute), From: ts, To: p, Reason: mergequeue.ReasonRestartedByAPI},
+		},
+		want: queuemetrics.Window{Restarts: 2, FlakyRetries: 1},
 	}, {
 		name: "still active: restarts count, nothing concluded",
 		in:   []mergequeue.Transition{tr("a", 30*time.Minute, p, ts), tr("a", 20*time.Minute, ts, p), tr("a", 10*time.Minute, p, ts)},

@@ -17,7 +17,8 @@ var conclusionOf = map[mergequeue.PRState]Conclusion{
 
 // WindowOf is a queue's last hour at now from its stored transition
 // records (contract 3.5: every transition is recorded with its time, from
-// and to): TESTING → PENDING transitions count as restarts, and each
+// and to): TESTING → PENDING transitions count as restarts (and those of
+// an anti-flake retry as flaky retries too), and each
 // conclusion is measured from the episode clock its record carries, which
 // the engine's fold (mergequeue.FoldEpisodes) kept while the episode ran,
 // so the records of the last hour are enough however long ago the pull
@@ -32,6 +33,9 @@ func WindowOf(now time.Time, recs []mergequeue.TransitionRecord) Window {
 		}
 		if t.From == mergequeue.Testing && t.To == mergequeue.Pending {
 			w.Restarts++
+			if t.Reason == mergequeue.ReasonRetryKnownFlaky || t.Reason == mergequeue.ReasonRetryFailure {
+				w.FlakyRetries++
+			}
 		}
 		c, ok := conclusionOf[t.To]
 		if !ok {

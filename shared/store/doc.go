@@ -30,6 +30,7 @@
 //	| newest CODEOWNERS of a repo     | GetItem / PutItem     | PK=ORG#{slug}, SK=REPO#{repo}#CODEOWNERS (newer wins) |
 //	| upload record                   | GetItem / UpdateItem  | PK=ORG#{slug}#UPLOAD#{id}, SK=UPLOAD, ttl 35 days     |
 //	| recent uploads of an org        | Query GSI1, desc      | GSI1PK=ORG#{slug}#UPLOADS                             |
+//	| failed uploads of a test branch | Query GSI2            | GSI2PK=ORG#{slug}#REPO#{repo}#SHA#{sha}, SK ≥ time    |
 //	| organizations (scheduler walk)  | Query GSI1            | GSI1PK=ORGS                                           |
 //	| repositories of an org          | Query                 | PK=ORG#{slug}, SK begins_with REPO#                   |
 //	| deployment secret               | GetItem / PutItem     | PK=SECRET#{name}, SK=SECRET (created once)            |

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -35,7 +36,23 @@ type Upload struct {
 	Files, Tests, Runs, Passed, Failed, Skipped int
 	SHA, Branch                                 string
 	PR                                          int
+	// FailedTests are the tests that failed (and did not pass on a retry)
+	// in an upload of a merge-queue test branch, at most MaxFailedTests of
+	// FailedTestsTotal: the evidence the queue reads before it ejects a PR.
+	// An upload with failed tests is indexed by its sha (TestBranchUploads).
+	FailedTests      []FailedTestRef `dynamodbav:"failed_tests,omitempty"`
+	FailedTestsTotal int             `dynamodbav:"failed_tests_total,omitempty"`
 }
+
+// FailedTestRef names a failed test of an upload.
+type FailedTestRef struct {
+	ID   string `dynamodbav:"id"`
+	Name string `dynamodbav:"name"`
+}
+
+// MaxFailedTests bounds the failed tests an upload keeps: an upload where
+// more failed is no flaky run, and the item stays small.
+const MaxFailedTests = 50
 
 func uploadKey(org, id string) map[string]types.AttributeValue {
 	return key(orgPK(org)+"#UPLOAD#"+id, "UPLOAD")
@@ -72,10 +89,14 @@ func (s *Store) FinishUpload(ctx context.Context, u Upload) error {
 		return err
 	}
 	up := newUpdate()
-	for _, attr := range []string{"state", "reason", "finished_at", "Files", "Tests", "Runs", "Passed", "Failed", "Skipped", "SHA", "Branch", "PR"} {
+	for _, attr := range []string{"state", "reason", "finished_at", "Files", "Tests", "Runs", "Passed", "Failed", "Skipped", "SHA", "Branch", "PR", "failed_tests", "failed_tests_total"} {
 		if v, ok := item[attr]; ok {
 			up.setTo(attr, v)
 		}
+	}
+	if len(u.FailedTests) > 0 && u.SHA != "" && u.State == UploadIngested {
+		up.setTo(AttrGSI2PK, str(shaUploadsPK(u.Org, u.Repo, u.SHA)))
+		up.setTo(AttrGSI2SK, str(u.CreatedAt.UTC().Format(SortableTime)+"#"+u.ID))
 	}
 	cond := up.name("state") + " = " + up.value(str(UploadCreated))
 	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
@@ -87,6 +108,29 @@ func (s *Store) FinishUpload(ctx context.Context, u Upload) error {
 		return errs.Wrap(errs.Conflict, err, "upload %s was already ingested", u.ID)
 	}
 	return err
+}
+
+func shaUploadsPK(org string, repo repository.Ref, sha string) string {
+	return orgPK(org) + "#REPO#" + repo.Key() + "#SHA#" + strings.ToLower(sha)
+}
+
+// TestBranchUploads lists the ingested uploads with failed tests of a
+// repository's commit sha created at or after since, oldest first: one
+// Query on GSI2. Uploads that failed to ingest, or are not ingested yet,
+// are not among them.
+func (s *Store) TestBranchUploads(ctx context.Context, org string, repo repository.Ref, sha string, since time.Time) ([]Upload, error) {
+	out, err := s.query(ctx, &dynamodb.QueryInput{
+		IndexName:              aws.String(IndexGSI2),
+		KeyConditionExpression: aws.String("GSI2PK = :pk AND GSI2SK >= :since"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(shaUploadsPK(org, repo, sha)), ":since": str(since.UTC().Format(SortableTime)),
+		},
+		Limit: aws.Int32(20),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return unmarshalAll[Upload](out.Items)
 }
 
 // ListUploads lists an organization's newest uploads, newest first.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
 // GitHub is what the driver asks of GitHub; *github.Client implements it.
@@ -24,6 +26,7 @@ type GitHub interface {
 	RequiredStatuses(ctx context.Context, repo github.Repo, branch string) ([]string, error)
 	UpToDate(ctx context.Context, repo github.Repo, base, head string) (bool, error)
 	BuildTestBranch(ctx context.Context, repo github.Repo, base string, heads []github.Head, tempBranch, finalBranch string) (string, error)
+	PointTestBranch(ctx context.Context, repo github.Repo, sha, branch string) error
 	Checks(ctx context.Context, repo github.Repo, sha string) ([]github.Check, error)
 	Merge(ctx context.Context, repo github.Repo, number int, sha string, method github.MergeMethod) (string, error)
 	SetStatus(ctx context.Context, repo github.Repo, sha, context, state, description, targetURL string) error
@@ -41,6 +44,9 @@ type Store interface {
 	SchedulerCursor(ctx context.Context) (string, error)
 	SetSchedulerCursor(ctx context.Context, cursor string) error
 	GetImpactedTargets(ctx context.Context, r store.QueueRecord, pr int, sha string) (store.ImpactedTargets, bool, error)
+	TestBranchUploads(ctx context.Context, org string, repo repository.Ref, sha string, since time.Time) ([]store.Upload, error)
+	GetRepo(ctx context.Context, org string, ref repository.Ref) (store.Repo, error)
+	GetTestCases(ctx context.Context, org string, repo repository.Ref, ids []string) ([]testhealth.TestCase, error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -187,12 +193,20 @@ func (d *Driver) advance(ctx context.Context, rec store.QueueRecord) error {
 		}
 		obs, f := d.observe(ctx, rec)
 		obs.Builds, obs.Merges = carry.builds, carry.merges
+		ev, err := d.evidence(ctx, rec)
+		if err != nil {
+			// No step on a half-read: the next tick steps again. Outcomes
+			// carried are not lost: a build is asked again, and a merge is
+			// seen on the PR.
+			return err
+		}
+		obs.Evidence = ev
 		s2, out := mergequeue.Step(rec.Snapshot, obs, d.Now(), d.NewID)
 		if unchanged(rec.Snapshot, s2, out) {
 			return nil
 		}
 		next, trans := rec.Advance(s2, out.Transitions)
-		err := d.save(ctx, next, rec.Snapshot.Version, out, f, trans)
+		err = d.save(ctx, next, rec.Snapshot.Version, out, f, trans)
 		if errs.Is(err, errs.Conflict) {
 			continue // another driver won: step again on its snapshot, keeping our outcomes
 		}
@@ -200,11 +214,27 @@ func (d *Driver) advance(ctx context.Context, rec store.QueueRecord) error {
 			return err
 		}
 		carry = d.perform(ctx, rec.Key, out.Effects)
-		if carry.empty() {
+		if carry.empty() && !newlyAwaiting(rec.Snapshot, next.Snapshot) {
 			return nil
 		}
 	}
 	return nil
+}
+
+// newlyAwaiting reports whether a step left runs waiting for test
+// health's evidence that were not before: the next round looks it up at
+// once rather than a tick later.
+func newlyAwaiting(before, after mergequeue.Snapshot) bool {
+	old := map[string]bool{}
+	for _, r := range mergequeue.EvidenceWanted(before) {
+		old[r.ID] = true
+	}
+	for _, r := range mergequeue.EvidenceWanted(after) {
+		if !old[r.ID] {
+			return true
+		}
+	}
+	return false
 }
 
 // unchanged reports whether a step changed nothing worth a write.
@@ -275,7 +305,8 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 			d.noteGitHub(ctx, rec.Key, "read checks", err)
 			continue
 		}
-		obs.Checks = append(obs.Checks, mergequeue.RunChecks{RunID: r.ID, SHA: r.HeadSHA, Checks: collapse(checks)})
+		states, ids := collapse(checks)
+		obs.Checks = append(obs.Checks, mergequeue.RunChecks{RunID: r.ID, SHA: r.HeadSHA, Checks: states, IDs: ids})
 		raw := make([]store.RunCheck, len(checks))
 		for j, c := range checks {
 			raw[j] = store.RunCheck{Kind: c.Kind, Name: c.Name, State: c.State, Status: c.Status, Conclusion: c.Conclusion, URL: c.URL}
@@ -309,7 +340,7 @@ func (d *Driver) direct(ctx context.Context, rec store.QueueRecord, obs mergeque
 		d.noteGitHub(ctx, rec.Key, "read checks", err)
 		return nil
 	}
-	o.Checks = collapse(checks)
+	o.Checks, _ = collapse(checks)
 	return o
 }
 
@@ -338,9 +369,11 @@ func (d *Driver) targets(ctx context.Context, rec store.QueueRecord, e *mergeque
 
 // collapse reduces the statuses and check runs on a commit to one state
 // per name, as branch protection judges them: a failure of a name wins
-// over its success, a success over a pending one.
-func collapse(checks []github.Check) map[string]string {
+// over its success, a success over a pending one. ids identify the result
+// that decided each state.
+func collapse(checks []github.Check) (states, ids map[string]string) {
 	out := make(map[string]string, len(checks))
+	ids = make(map[string]string, len(checks))
 	rank := func(s string) int {
 		switch mergequeue.NormalizeCheck(s) {
 		case mergequeue.CheckFailure:
@@ -363,9 +396,10 @@ func collapse(checks []github.Check) map[string]string {
 		}
 		if prev, ok := out[c.Name]; !ok || rank(state) > rank(prev) {
 			out[c.Name] = state
+			ids[c.Name] = c.Kind + ":" + strconv.FormatInt(c.ID, 10)
 		}
 	}
-	return out
+	return out, ids
 }
 
 func (d *Driver) noteGitHub(ctx context.Context, k store.QueueKey, what string, err error) {
@@ -448,7 +482,7 @@ func (d *Driver) perform(ctx context.Context, k store.QueueKey, effects []mergeq
 			for i, h := range sr.Heads {
 				heads[i] = github.Head{PR: h.PRNumber, SHA: h.HeadSHA}
 			}
-			sha, err := d.GitHub.BuildTestBranch(ctx, repo, sr.BaseSHA, heads, sr.TempBranch, sr.TestBranch)
+			sha, err := d.buildTestBranch(ctx, repo, sr, heads)
 			var conflict *github.ConflictError
 			switch {
 			case err == nil:
@@ -485,6 +519,18 @@ func (d *Driver) perform(ctx context.Context, k store.QueueKey, effects []mergeq
 		}
 	}
 	return o
+}
+
+// buildTestBranch builds a run's test branch, or points it at the head
+// its retry reuses while that commit exists.
+func (d *Driver) buildTestBranch(ctx context.Context, repo github.Repo, sr *mergequeue.StartRun, heads []github.Head) (string, error) {
+	if sr.ReuseSHA != "" {
+		err := d.GitHub.PointTestBranch(ctx, repo, sr.ReuseSHA, sr.TestBranch)
+		if !errs.Is(err, errs.NotFound) {
+			return sr.ReuseSHA, err
+		}
+	}
+	return d.GitHub.BuildTestBranch(ctx, repo, sr.BaseSHA, heads, sr.TempBranch, sr.TestBranch)
 }
 
 // Tick advances one page of active queues, continuing where the previous

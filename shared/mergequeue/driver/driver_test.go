@@ -31,10 +31,25 @@ func TestCollapse(t *testing.T) {
 		{"queued check waits", []github.Check{{Kind: github.KindCheckRun, Name: "lint", Status: "queued"}}, map[string]string{"lint": "queued"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if diff := cmp.Diff(collapse(c.checks), c.want); diff != "" {
+			got, _ := collapse(c.checks)
+			if diff := cmp.Diff(got, c.want); diff != "" {
 				t.Errorf("(-got +want):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCollapseIdentifiesTheDecidingResult: the id of a name's state is the
+// result that decided it, so a retry can tell a new result from the one
+// that failed the run it repeats.
+func TestCollapseIdentifiesTheDecidingResult(t *testing.T) {
+	_, ids := collapse([]github.Check{
+		{Kind: github.KindStatus, Name: "ci", State: "success", ID: 7},
+		{Kind: github.KindCheckRun, Name: "ci", Status: "completed", Conclusion: "failure", ID: 7},
+		{Kind: github.KindStatus, Name: "lint", State: "pending", ID: 9},
+	})
+	if diff := cmp.Diff(ids, map[string]string{"ci": "check_run:7", "lint": "status:9"}); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
 	}
 }
 

@@ -120,6 +120,10 @@ func (Unconfigured) BuildTestBranch(context.Context, github.Repo, string, []gith
 }
 
 // Checks is unavailable.
+func (Unconfigured) PointTestBranch(context.Context, github.Repo, string, string) error {
+	return errNoGitHub()
+}
+
 func (Unconfigured) Checks(context.Context, github.Repo, string) ([]github.Check, error) {
 	return nil, errNoGitHub()
 }
