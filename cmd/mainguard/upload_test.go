@@ -24,6 +24,13 @@ import (
 // on the environment e (a fresh table of the test's DynamoDB Local).
 func service(t *testing.T, e map[string]string) string {
 	t.Helper()
+	base, _ := serviceApp(t, e)
+	return base
+}
+
+// serviceApp is service, with the app behind it (its scheduler's parts).
+func serviceApp(t *testing.T, e map[string]string) (string, *app.App) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +52,7 @@ func service(t *testing.T, e map[string]string) string {
 	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: a.Mux()}}
 	srv.Start()
 	t.Cleanup(srv.Close)
-	return base
+	return base, a
 }
 
 func writeReport(t *testing.T, dir, name, body string) string {

@@ -33,6 +33,7 @@ type hook struct {
 	secret   string
 	ids      []string // webhook-id of each delivery
 	verified []bool
+	bodies   []string
 }
 
 func newHook(t *testing.T) *hook {
@@ -48,6 +49,7 @@ func newHook(t *testing.T) *hook {
 		}
 		h.ids = append(h.ids, r.Header.Get("webhook-id"))
 		h.verified = append(h.verified, err == nil)
+		h.bodies = append(h.bodies, string(body))
 		if err != nil {
 			w.WriteHeader(http.StatusUnauthorized)
 		}
@@ -64,6 +66,19 @@ func (h *hook) trust(secret string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.secret = secret
+}
+
+// payloads are the bodies of the deliveries that verified.
+func (h *hook) payloads() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for i, b := range h.bodies {
+		if h.verified[i] {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 func (h *hook) got() ([]string, []bool) {

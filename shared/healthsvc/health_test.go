@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/mainguard/mainguard/internal/testkit"
@@ -524,4 +526,44 @@ func bomb(t testing.TB, key string) []byte {
 		out = append(out, frame...)
 	}
 	return append(out, zw.EncodeAll(make([]byte, 1024), nil)...)
+}
+
+// TestTestBranchUploadsKeepTheirFailedTests: an upload of a merge-queue
+// test branch keeps the tests that failed in it (not those that passed on a
+// retry within it) and is found by its sha from the time given; an upload
+// of another branch keeps none and is not indexed (no index write to pay),
+// nor is a test-branch upload without failures, or one refused.
+func TestTestBranchUploadsKeepTheirFailedTests(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	const sha = "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"
+	since := e.clock.Now()
+	up := e.upload(commit{sha: sha, branch: "trunk-merge/pr-7/0f1e", files: [][]byte{
+		report("src/app_test.go", "checkout!", "retried!", "retried", "fine"),
+	}})
+	want := []store.FailedTestRef{{ID: e.test("checkout").ID, Name: "checkout"}}
+	if diff := cmp.Diff(up.FailedTests, want); diff != "" || up.FailedTestsTotal != 1 {
+		t.Errorf("failed tests of the upload (-got +want):\n%s (total %d)", diff, up.FailedTestsTotal)
+	}
+	e.upload(commit{sha: sha, branch: "feature/x", files: [][]byte{report("src/app_test.go", "checkout!")}})
+	e.upload(commit{sha: sha, branch: "trunk-merge/pr-7/1a2b", files: [][]byte{report("src/app_test.go", "checkout")}})
+	got, err := e.s.TestBranchUploads(ctx, "acme", repo, sha, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].ID != up.ID {
+		t.Errorf("uploads of %s: %v, want only the failed test-branch one %s", sha[:7], got, up.ID)
+	}
+	e.clock.Advance(time.Minute)
+	if got, _ := e.s.TestBranchUploads(ctx, "acme", repo, sha, e.clock.Now()); len(got) != 0 {
+		t.Errorf("uploads since a minute after it: %v, want none", got)
+	}
+	if got, _ := e.s.TestBranchUploads(ctx, "other", repo, sha, since); len(got) != 0 {
+		t.Errorf("another organization sees %v", got)
+	}
+	refused := e.upload(commit{sha: "6b6b", branch: "trunk-merge/pr-8/3c4d", files: [][]byte{[]byte("not XML")}})
+	if got, _ := e.s.TestBranchUploads(ctx, "acme", repo, "6b6b", since); refused.State != store.UploadFailed || len(got) != 0 {
+		t.Errorf("a refused upload (%s) is evidence: %v", refused.State, got)
+	}
 }

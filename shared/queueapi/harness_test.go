@@ -126,6 +126,7 @@ type submitted struct {
 	IsCurrentlySubmittedToQueue bool   `json:"isCurrentlySubmittedToQueue"`
 	VerifiedByTestRun           string `json:"verifiedByTestRun"`
 	PRSha                       string `json:"prSha"`
+	FlakyRetriesUsed            int    `json:"flakyRetriesUsed"`
 	Readiness                   struct {
 		HasImpactedTargets bool   `json:"hasImpactedTargets"`
 		GitHubMergeability string `json:"gitHubMergeability"`

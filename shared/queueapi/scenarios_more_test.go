@@ -1,10 +1,16 @@
 package queueapi_test
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/store"
 )
 
 // testing waits until PR n is in TESTING with its test branch built.
@@ -224,5 +230,49 @@ func TestSubmittedByBranchAndPaging(t *testing.T) {
 	}
 	if diff := cmp.Diff(seen, prs); diff != "" {
 		t.Errorf("pages (-got +want):\n%s", diff)
+	}
+}
+
+// faultyEvidence is the store with the evidence lookup failing while down
+// is set: DynamoDB throttling or unreachable mid-step.
+type faultyEvidence struct {
+	driver.Store
+	down *atomic.Bool
+}
+
+func (f faultyEvidence) TestBranchUploads(ctx context.Context, org string, repo repository.Ref, sha string, since time.Time) ([]store.Upload, error) {
+	if f.down.Load() {
+		return nil, errs.E(errs.Unavailable, "the store is busy")
+	}
+	return f.Store.TestBranchUploads(ctx, org, repo, sha, since)
+}
+
+// TestEvidenceLookupFaultDecidesNothing: while the evidence lookup fails,
+// a PR whose run failed stays TESTING however long the grace period has
+// passed (no ejection on a half-read); once the store answers, the next
+// tick decides (no upload came: the PR fails, with no retry).
+func TestEvidenceLookupFaultDecidesNothing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	down := &atomic.Bool{}
+	d := e.App.MergeQueue.Driver
+	d.Store = faultyEvidence{Store: d.Store, down: down}
+	e.ok("createQueue", q(nil), nil)
+	e.ok("updateQueue", q(map[string]any{"flakyRetries": 1, "flakyEvidenceWaitSeconds": 60}), nil)
+	a := e.openPR("a")
+	e.ok("submitPullRequest", prq(a, nil), nil)
+	e.until(e.testing(a))
+	down.Store(true)
+	e.ci("a.txt")
+	for range 3 {
+		e.tick()
+	}
+	if got := e.pr(a); got.State != "TESTING" {
+		t.Fatalf("with the evidence lookup failing for 3 minutes, PR is %s, want TESTING", got.State)
+	}
+	down.Store(false)
+	e.tick()
+	if got := e.pr(a); got.State != "FAILED" || got.FlakyRetriesUsed != 0 {
+		t.Errorf("after the store came back: %s after %d retries, want FAILED after 0", got.State, got.FlakyRetriesUsed)
 	}
 }
