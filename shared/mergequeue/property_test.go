@@ -423,6 +423,9 @@ func TestProperties(t *testing.T) {
 					FlakyRetries: ptr(1 + rng.IntN(3)), FlakyEvidenceWaitSeconds: ptr(rng.IntN(600)),
 					FlakyRetryPolicy: ptr([]string{"KNOWN_FLAKY", "ANY_FAILURE"}[rng.IntN(2)]),
 				})
+				// A retry on the failed head first sees the failure it
+				// repeats (not drawn from rng: the other draws stay put).
+				p.w.reuseLag = seed % 3
 			}
 			if rng.IntN(2) == 0 {
 				p.update(QueuePatch{
