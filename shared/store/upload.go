@@ -115,22 +115,27 @@ func shaUploadsPK(org string, repo repository.Ref, sha string) string {
 }
 
 // TestBranchUploads lists the ingested uploads with failed tests of a
-// repository's commit sha created at or after since, oldest first: one
-// Query on GSI2. Uploads that failed to ingest, or are not ingested yet,
-// are not among them.
+// repository's commit sha created at or after since, oldest first: a Query
+// on GSI2 (one page but for dozens of failed CI shards of one commit).
+// Uploads that failed to ingest, or are not ingested yet, are not among
+// them.
 func (s *Store) TestBranchUploads(ctx context.Context, org string, repo repository.Ref, sha string, since time.Time) ([]Upload, error) {
-	out, err := s.query(ctx, &dynamodb.QueryInput{
+	var out []Upload
+	err := s.queryEach(ctx, &dynamodb.QueryInput{
 		IndexName:              aws.String(IndexGSI2),
 		KeyConditionExpression: aws.String("GSI2PK = :pk AND GSI2SK >= :since"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(shaUploadsPK(org, repo, sha)), ":since": str(since.UTC().Format(SortableTime)),
 		},
-		Limit: aws.Int32(20),
+	}, func(item map[string]types.AttributeValue) error {
+		var u Upload
+		if err := unmarshal(item, &u); err != nil {
+			return err
+		}
+		out = append(out, u)
+		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return unmarshalAll[Upload](out.Items)
+	return out, err
 }
 
 // ListUploads lists an organization's newest uploads, newest first.

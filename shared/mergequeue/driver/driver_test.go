@@ -10,6 +10,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/store"
 )
 
 func TestCollapse(t *testing.T) {
@@ -80,5 +81,26 @@ func TestBatchEventWireForm(t *testing.T) {
 	_, hasAuthor := got["author"]
 	if hasPR || hasAuthor || fmt.Sprint(got["pr_numbers"]) != "[1 2]" || got["timestamp"] != "2026-07-23T01:02:03.000Z" {
 		t.Errorf("wire form: %s", raw)
+	}
+}
+
+// TestFailedTestsOfUploads: a run's uploads give each failed test once;
+// beyond store.MaxFailedTests, and the tests an upload did not list, are
+// counted, not read.
+func TestFailedTestsOfUploads(t *testing.T) {
+	refs := func(from, to int) []store.FailedTestRef {
+		var out []store.FailedTestRef
+		for i := from; i < to; i++ {
+			out = append(out, store.FailedTestRef{ID: fmt.Sprint(i), Name: fmt.Sprint("test ", i)})
+		}
+		return out
+	}
+	got, more := failedTests([]store.Upload{
+		{FailedTests: refs(0, 30), FailedTestsTotal: 30},
+		{FailedTests: refs(20, 50), FailedTestsTotal: 31}, // one it did not list
+		{FailedTests: refs(45, 60), FailedTestsTotal: 15},
+	})
+	if diff := cmp.Diff(got, refs(0, store.MaxFailedTests)); diff != "" || more != 1+(60-store.MaxFailedTests) {
+		t.Errorf("(-got +want):\n%s\nmore %d", diff, more)
 	}
 }

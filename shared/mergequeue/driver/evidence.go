@@ -59,12 +59,17 @@ func (d *Driver) evidence(ctx context.Context, rec store.QueueRecord) ([]mergequ
 }
 
 // failedTests merges the failed tests of a run's uploads, in upload order,
-// and counts those the uploads did not list.
+// at most store.MaxFailedTests of them (so one BatchGetItem reads them),
+// and counts those left out or not listed by the uploads.
 func failedTests(ups []store.Upload) (refs []store.FailedTestRef, more int) {
 	seen := map[string]bool{}
 	for _, u := range ups {
 		for _, t := range u.FailedTests {
-			if !seen[t.ID] {
+			switch {
+			case seen[t.ID]:
+			case len(refs) == store.MaxFailedTests:
+				more++
+			default:
 				seen[t.ID] = true
 				refs = append(refs, t)
 			}
