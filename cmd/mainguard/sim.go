@@ -64,13 +64,18 @@ func queueFlags(f *flags, p *mergequeue.QueuePatch) {
 	f.BoolFunc("comments", fmt.Sprintf("commentsEnabled: stored, does nothing yet (no PR comments are written); --comments=off to turn off (default %s)", onoff(def.CommentsEnabled)), onOff(&p.CommentsEnabled))
 	f.BoolFunc("commands", fmt.Sprintf("commandsEnabled: stored, does nothing yet (no comment commands are read); --commands=off to turn off (default %s)", onoff(def.CommandsEnabled)), onOff(&p.CommandsEnabled))
 	f.BoolFunc("status-check", fmt.Sprintf("set a commit status on each PR head; --status-check=off to turn off (default %s)", onoff(def.StatusCheckEnabled)), onOff(&p.StatusCheckEnabled))
+	f.Func("flaky-retries", fmt.Sprintf("times a PR's failed run may be retried, 0 to 3 (default %d)", def.FlakyRetries), intFlag(&p.FlakyRetries))
+	f.Func("flaky-retry-policy", fmt.Sprintf("KNOWN_FLAKY (retry a run when every test that failed is one test health knows as flaky, see --unknown-flaky) or ANY_FAILURE (default %s)", def.FlakyRetryPolicy), textFlag(&p.FlakyRetryPolicy))
+	f.Func("flaky-evidence-wait-seconds", fmt.Sprintf("seconds a failed run waits for its test results before it fails (see --upload-delay) (default %d)", def.FlakyEvidenceWaitSeconds), intFlag(&p.FlakyEvidenceWaitSeconds))
 }
 
 // worldFlags are the simulated world's settings; it returns --arrival.
 func worldFlags(f *flags, cfg *sim.Config) *string {
 	f.IntVar(&cfg.PRs, "prs", 2000, "pull requests to submit, N")
 	f.Float64Var(&cfg.BadRate, "p", 0.05, "probability that a PR is bad: every run with it among its heads fails (exactly round(p·N) PRs are bad)")
-	f.Float64Var(&cfg.FlakeRate, "f", 0, "probability that a run of good PRs fails anyway, drawn once per run (default 0)")
+	f.Float64Var(&cfg.FlakeRate, "f", 0, "probability that a run of good PRs fails anyway: that one of the flaky tests, each flaking in 1 to 10% of runs, fails in it (default 0)")
+	f.Float64Var(&cfg.UnknownFlaky, "unknown-flaky", 0, "share of the flaky tests test health holds healthy, not flaky: KNOWN_FLAKY does not retry their failures (default 0: it knows them all)")
+	f.DurationVar(&cfg.UploadDelay, "upload-delay", 0, "how long after its checks a run's test results reach test health (default 0: at once)")
 	f.DurationVar(&cfg.TestTime, "test-time", 30*time.Minute, "how long a CI run takes, T")
 	f.Float64Var(&cfg.Spread, "spread", 0, "s: a run takes a time uniform in T·[1−s, 1+s] (default 0: exactly T)")
 	arrival := f.String("arrival", string(sim.Saturated), "saturated (the queue always holds at least max(2·C·B, 8) untested PRs) or poisson (--rate PRs per test time)")
@@ -112,11 +117,13 @@ func printSim(w io.Writer, cfg sim.Config, r sim.Result) {
 	row("bad PRs merged", "%d", r.BadMerged)
 	row("cancelled", "%d", r.Cancelled)
 	row("CI runs started", "%d", r.CIRuns)
+	row("flaky tests", "%d, %d of them unknown to test health", r.FlakyTests, r.UnknownFlakyTests)
+	row("flaky retries", "%d (%s, at most %d per PR)", r.Retries, q.FlakyRetryPolicy, q.FlakyRetries)
 	row("virtual time", "%v from the first submit to the last conclusion", r.Elapsed.Round(time.Second))
 	if r.HasBound {
 		row("merges per T", "%.3f\tbound %.3f, ratio %.3f (over %v, %d merges)", r.MergesPerT, r.Bound, r.MergesPerT/r.Bound, r.Window.Round(time.Minute), r.WindowMerges)
 	} else {
-		row("merges per T", "%.3f\tno bound: the model needs no batching, --spread 0, saturated arrivals, and no optimistic merge of flakes (over %v, %d merges)", r.MergesPerT, r.Window.Round(time.Minute), r.WindowMerges)
+		row("merges per T", "%.3f\tno bound: the model needs no batching, --spread 0, saturated arrivals, no optimistic merge of flakes, and no flaky retries (over %v, %d merges)", r.MergesPerT, r.Window.Round(time.Minute), r.WindowMerges)
 	}
 	if r.LanesBound > 0 {
 		row(fmt.Sprintf("%d evenly loaded lanes", cfg.Targets), "%.3f\tfor information: the most %d lanes could merge per T", r.LanesBound, cfg.Targets)

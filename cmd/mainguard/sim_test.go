@@ -85,8 +85,8 @@ func TestSimHelp(t *testing.T) {
 		"mode", "concurrency", "testing-timeout-minutes", "optimistic-merge", "pending-failure-depth", "batch",
 		"batching-min-size", "batching-max-wait-minutes", "bisection-concurrency", "optimization-mode",
 		"direct-merge-mode", "merge-method", "required-statuses", "state", "create-prs-for-testing-branches",
-		"comments", "commands", "status-check",
-		"prs", "p", "f", "test-time", "spread", "arrival", "rate", "targets", "seed", "sweep",
+		"comments", "commands", "status-check", "flaky-retries", "flaky-retry-policy", "flaky-evidence-wait-seconds",
+		"prs", "p", "f", "unknown-flaky", "upload-delay", "test-time", "spread", "arrival", "rate", "targets", "seed", "sweep",
 	} {
 		usage, ok := entries[name]
 		if !ok {

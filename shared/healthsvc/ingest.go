@@ -200,11 +200,12 @@ type recorder struct {
 
 	batch store.RunBatch
 	seq   int
+	tests int // distinct tests per batch, summed (an upper bound across batches)
+
 	// On a merge-queue test branch, the tests that failed (id → name) and
 	// those that passed, for the queue's evidence (failedTests).
 	failing map[string]string
 	passing map[string]bool
-	tests int // distinct tests per batch, summed (an upper bound across batches)
 
 	work chan []testhealth.TestRuns
 	wg   sync.WaitGroup

@@ -146,8 +146,9 @@ func (m *machine) passedSince(p RunPR) bool {
 	return e != nil && e.Episode == p.Episode && (e.State == TestsPassed || m.mergedByQueueAt(p))
 }
 
-// aheadPassed reports whether every PR batch b was tested on top of has
-// passed or merged since.
+// aheadPassed reports whether every PR run b (a batch, or a failed run
+// awaiting a retry decision) was tested on top of has passed or merged
+// since.
 func (m *machine) aheadPassed(b *Run) bool {
 	for _, p := range b.PRs[:firstUnderTest(b)] {
 		if m.mergedByQueueAt(p) {

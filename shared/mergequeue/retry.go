@@ -13,6 +13,14 @@ import "time"
 // failure without waiting. A retry restarts the PR in place (TESTING →
 // PENDING, RETRY_KNOWN_FLAKY or RETRY_FAILURE), so the PRs behind, built
 // on the same head of it, keep their runs.
+//
+// A retry is decided only once every PR the run was built on has passed:
+// until then the failure may be theirs, and a retry on top of a PR that
+// then fails would be spent for nothing (the line restarts the PR anyway).
+// While a failed run waits for its evidence, no PR joins the line: it would
+// be tested on top of a PR that may be about to fail. The driver looks the
+// evidence up at once, so this holds the line only when CI's upload is
+// late. A PR known flaky that waits for the PRs ahead does not hold it.
 
 // mayRetry reports whether a failure of e's run can be retried.
 func (m *machine) mayRetry(e *Entry, reason string) bool {
@@ -41,18 +49,23 @@ func (m *machine) retry() {
 			continue
 		}
 		e := m.entryByIDPtr(r.EntryID)
-		if e == nil || e.RunID != r.ID || e.State != Testing {
+		if !m.awaiting(r) {
 			continue
 		}
 		if ev := m.evidence[r.ID]; ev != nil && r.Evidence == nil {
 			r.Evidence = ev
 			m.touchRun(r)
 		}
+		ahead := m.aheadPassed(r)
 		switch {
 		case m.s.Queue.FlakyRetryPolicy == RetryAnyFailure:
-			m.retryRun(e, r, ReasonRetryFailure)
+			if ahead {
+				m.retryRun(e, r, ReasonRetryFailure)
+			}
 		case r.Evidence.knownFlaky():
-			m.retryRun(e, r, ReasonRetryKnownFlaky)
+			if ahead {
+				m.retryRun(e, r, ReasonRetryKnownFlaky)
+			}
 		case r.Evidence != nil || m.now.After(r.EvidenceDue):
 			// A real failure, or none explained in time: as without
 			// retries. Strictly after: the step that failed the run has
@@ -62,6 +75,30 @@ func (m *machine) retry() {
 			m.transition(e, PendingFailure, r.Reason)
 		}
 	}
+}
+
+// awaiting reports whether r is a failed run whose PR still waits on it
+// for a retry decision.
+func (m *machine) awaiting(r *Run) bool {
+	if r.EvidenceDue.IsZero() || r.Status != RunFailed {
+		return false
+	}
+	e := m.entryByIDPtr(r.EntryID)
+	return e != nil && e.RunID == r.ID && e.State == Testing
+}
+
+// awaitingEvidence reports whether a failed run waits for its evidence
+// (KNOWN_FLAKY) to decide on a retry.
+func (m *machine) awaitingEvidence() bool {
+	if m.s.Queue.FlakyRetries == 0 || m.s.Queue.FlakyRetryPolicy == RetryAnyFailure {
+		return false
+	}
+	for i := range m.s.Runs {
+		if r := &m.s.Runs[i]; r.Evidence == nil && m.awaiting(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // retryRun restarts e in place after its run r failed; its next run

@@ -748,3 +748,50 @@ func TestFlakyRetries(t *testing.T) {
 		})
 	}
 }
+
+// TestRetryWaitsForThePRsAhead: under ANY_FAILURE, PR 2 flakes while PR 1,
+// which its run was built on, really fails: PR 2 is not retried (the
+// failure may be PR 1's), and once PR 1 has failed it is restarted without
+// spending its retry, and merges.
+func TestRetryWaitsForThePRsAhead(t *testing.T) {
+	s := newSim(t, 2)
+	s.update(QueuePatch{FlakyRetries: ptr(1), FlakyRetryPolicy: ptr("ANY_FAILURE")})
+	s.w.bad[1] = true
+	s.w.flakes[2] = 1
+	s.submit(1, nil)
+	s.submit(2, nil)
+	s.steps(12)
+	if e := s.entry(1); e.State != Failed || e.Retries != 1 {
+		t.Errorf("PR 1: %s after %d retries, want FAILED after 1", e.State, e.Retries)
+	}
+	if e := s.entry(2); e.State != Merged || e.Retries != 0 {
+		t.Errorf("PR 2: %s after %d retries (%v), want MERGED after 0", e.State, e.Retries, s.transitionsOf(2))
+	}
+}
+
+// TestNothingJoinsWhileEvidenceIsAwaited: while PR 1's failed run waits for
+// test health (KNOWN_FLAKY, no upload yet), PR 2 does not start on top of
+// it; once the wait is over with no upload, PR 1 fails and PR 2 is tested
+// on the target branch alone.
+func TestNothingJoinsWhileEvidenceIsAwaited(t *testing.T) {
+	s := newSim(t, 2)
+	s.update(QueuePatch{FlakyRetries: ptr(1), FlakyEvidenceWaitSeconds: ptr(600)})
+	s.w.flakes[1] = 1
+	s.submit(1, nil)
+	s.steps(4)
+	s.submit(2, nil)
+	s.steps(4)
+	if a, b := s.state(1), s.state(2); a != Testing || b != Pending {
+		t.Fatalf("while PR 1 awaits evidence: PR 1 %s, PR 2 %s; want TESTING and PENDING", a, b)
+	}
+	s.now = s.now.Add(11 * time.Minute)
+	s.steps(8)
+	if a, b := s.state(1), s.state(2); a != Failed || b != Merged {
+		t.Fatalf("after the wait: PR 1 %s, PR 2 %s; want FAILED and MERGED", a, b)
+	}
+	for _, r := range s.runs {
+		if r.PRNumber == 2 && len(r.PRs) != 1 {
+			t.Errorf("PR 2 was tested on top of %v", r.PRs)
+		}
+	}
+}

@@ -823,6 +823,9 @@ func (m *machine) startRuns() {
 	if q.State != QueueRunning {
 		return // draining: nothing joins the line
 	}
+	if m.awaitingEvidence() {
+		return // nothing joins on top of a PR that may be about to fail (retry.go)
+	}
 	waiting := m.waiting()
 	if len(line) == 0 && len(waiting) > 0 && m.directMerge(waiting[0], required, source) {
 		waiting = waiting[1:]

@@ -33,19 +33,19 @@ type world struct {
 	// flakes[pr] is how many more runs with pr under test fail (a flake
 	// each), evidence[pr] what test health shows of their failed tests
 	// (nil: no upload).
-	flakes    map[int]int
-	evidence  map[int][]FailedTest
-	flaked    map[string]bool // run ids that flake
+	flakes   map[int]int
+	evidence map[int][]FailedTest
+	flaked   map[string]bool // run ids that flake
 	// A run whose test branch reuses a head (a flaky retry) shows, for its
 	// first reuseLag observations, the result that head already had: GitHub
 	// keeps the latest result per name until CI reports again. latest is
 	// each head's latest result.
-	reuseLag int
-	lag      map[string]int
-	latest   map[string]ciResult
-	reused   map[string]string // run id → the head it reused
-	conflicts map[int]bool    // merging this PR into a test branch conflicts
-	refuse    map[int]bool    // the merge API refuses this PR
+	reuseLag  int
+	lag       map[string]int
+	latest    map[string]ciResult
+	reused    map[string]string // run id → the head it reused
+	conflicts map[int]bool      // merging this PR into a test branch conflicts
+	refuse    map[int]bool      // the merge API refuses this PR
 
 	builds        map[string]string // run id → test branch sha, while the branch exists
 	built         map[string]string // every build ever

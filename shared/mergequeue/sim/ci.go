@@ -9,12 +9,14 @@ import (
 )
 
 // ci runs the tests of test branches: each run takes the test time (with
-// its spread) and then reports its statuses.
+// its spread), then reports its statuses and, UploadDelay later, uploads
+// its test results to test health.
 type ci struct {
-	testTime  time.Duration
-	spread    float64
-	flakeRate float64
-	rng       *rand.Rand // CI's own stream: durations and flakes
+	testTime    time.Duration
+	spread      float64
+	uploadDelay time.Duration
+	suite       suite
+	rng         *rand.Rand // CI's own stream: durations
 
 	runs    map[string]*ciRun // every run ever started, by run id
 	running runQueue          // runs whose checks are still to come, soonest first
@@ -22,29 +24,63 @@ type ci struct {
 
 // ciRun is one CI run of a test branch.
 type ciRun struct {
-	id    string
-	sha   string // the test branch head
-	end   time.Time
-	fails bool
-	gone  bool // its branch was deleted: no checks will come
-	seq   int  // start order, to break ties in end time deterministically
+	id     string
+	sha    string // the test branch head
+	end    time.Time
+	broken []mergequeue.FailedTest // the tests its bad PRs break
+	failed []mergequeue.FailedTest // the tests that failed, once it ended: it fails when one did
+	upload time.Time               // when test health holds its results
+	told   bool                    // its evidence went to a step
+	gone   bool                    // its branch was deleted: no checks will come
+	seq    int                     // start order, to break ties in end time deterministically
 }
 
-// build builds a StartRun's test branch and starts its CI run. A run id
-// seen before is the engine asking again for a build it heard nothing of:
-// the same branch, the same run.
-func (c *ci) build(s *mergequeue.StartRun, now time.Time, failing bool, commit func() string) mergequeue.BuildResult {
+// build builds a StartRun's test branch and starts its CI run, in which
+// the tests broken fail. A run id seen before is the engine asking again
+// for a build it heard nothing of: the same branch, the same run. A
+// retry's StartRun may name the failed run's head to reuse (ReuseSHA);
+// the world builds afresh all the same: the retry is a new CI run either
+// way, which draws its own flakes.
+func (c *ci) build(s *mergequeue.StartRun, now time.Time, broken []mergequeue.FailedTest, commit func() string) mergequeue.BuildResult {
 	r, ok := c.runs[s.RunID]
 	if !ok {
-		// Both draws are made for every run, so one run's outcome never
-		// shifts the random numbers of the runs after it.
+		// One draw for every run, so one run's outcome never shifts the
+		// random numbers of the runs after it.
 		d := time.Duration(float64(c.testTime) * (1 - c.spread + 2*c.spread*c.rng.Float64()))
-		flaky := c.rng.Float64() < c.flakeRate
-		r = &ciRun{id: s.RunID, sha: commit(), end: now.Add(d), fails: failing || flaky, seq: len(c.runs)}
+		end := now.Add(d)
+		r = &ciRun{id: s.RunID, sha: commit(), end: end, broken: broken, upload: end.Add(c.uploadDelay), seq: len(c.runs)}
 		c.runs[s.RunID] = r
 		heap.Push(&c.running, r)
 	}
 	return mergequeue.BuildResult{RunID: s.RunID, HeadSHA: r.sha}
+}
+
+// evidence is what test health holds by now for the runs a step wants
+// evidence of: the failed tests each uploaded. The world builds every run
+// afresh, so a head sha is one run's, and the run id finds its upload.
+func (c *ci) evidence(wanted []mergequeue.Run, now time.Time) []mergequeue.RunEvidence {
+	var out []mergequeue.RunEvidence
+	for _, w := range wanted {
+		if r := c.runs[w.ID]; r != nil && !r.upload.After(now) {
+			r.told = true
+			out = append(out, mergequeue.RunEvidence{RunID: r.id, Failed: r.failed})
+		}
+	}
+	return out
+}
+
+// nextUpload is when the first upload of the wanted runs that no step has
+// been told of comes, if one will: an event, as the upload's webhook would
+// be. A step has been told of the others: the engine decided on them, or
+// no longer needs them.
+func (c *ci) nextUpload(wanted []mergequeue.Run) (time.Time, bool) {
+	var next time.Time
+	for _, w := range wanted {
+		if r := c.runs[w.ID]; r != nil && !r.told && (next.IsZero() || r.upload.Before(next)) {
+			next = r.upload
+		}
+	}
+	return next, !next.IsZero()
 }
 
 func (c *ci) deleteBranches(runID string) {
@@ -65,7 +101,9 @@ func (c *ci) next() (time.Time, bool) {
 }
 
 // finished hands over the checks of the runs that ended by now, each
-// reporting every required status.
+// reporting every required status. A run's flakes are drawn as it ends: a
+// run cancelled before then draws none, so the flakes of the runs that
+// end do not depend on how many others the engine started and cancelled.
 func (c *ci) finished(now time.Time, contexts []string) []mergequeue.RunChecks {
 	var out []mergequeue.RunChecks
 	for len(c.running) > 0 && !c.running[0].end.After(now) {
@@ -73,8 +111,9 @@ func (c *ci) finished(now time.Time, contexts []string) []mergequeue.RunChecks {
 		if r.gone {
 			continue
 		}
+		r.failed = append(r.broken, c.suite.flakes()...)
 		state := "success"
-		if r.fails {
+		if len(r.failed) > 0 {
 			state = "failure"
 		}
 		checks := make(map[string]string, len(contexts))

@@ -35,10 +35,20 @@ type Config struct {
 	// "ci"; the simulated CI reports every status the queue requires.
 	Queue mergequeue.QueuePatch
 
-	PRs       int           // how many PRs are submitted, N
-	BadRate   float64       // p: the probability that a PR breaks the tests
-	FlakeRate float64       // f: the probability that a good run fails anyway
-	TestTime  time.Duration // T: how long a CI run takes
+	PRs     int     // how many PRs are submitted, N
+	BadRate float64 // p: the probability that a PR breaks the tests
+	// FlakeRate f is the probability that a good run fails anyway: that
+	// one of the flaky tests fails in it. The flaky tests flake in 1 to
+	// 10% of runs each; there are as many as make f (see flakyRates).
+	FlakeRate float64
+	// UnknownFlaky is the share of the flaky tests that test health does
+	// not know as flaky: it holds them healthy, so a KNOWN_FLAKY retry
+	// policy does not retry their failures. 0: it knows them all.
+	UnknownFlaky float64
+	// UploadDelay is how long after its checks a run's test results reach
+	// test health, whose evidence a failed run may wait for; 0: at once.
+	UploadDelay time.Duration
+	TestTime    time.Duration // T: how long a CI run takes
 	// Spread s makes a run take a time uniform in T·[1−s, 1+s]; 0 is a
 	// fixed T.
 	Spread  float64
@@ -68,6 +78,8 @@ func (c Config) validate() error {
 	check(c.PRs > 0, "the number of PRs must be at least 1, got %d", c.PRs)
 	check(c.BadRate >= 0 && c.BadRate <= 1, "the bad probability must be from 0 to 1, got %v", c.BadRate)
 	check(c.FlakeRate >= 0 && c.FlakeRate <= 1, "the flake probability must be from 0 to 1, got %v", c.FlakeRate)
+	check(c.UnknownFlaky >= 0 && c.UnknownFlaky <= 1, "the share of unknown flaky tests must be from 0 to 1, got %v", c.UnknownFlaky)
+	check(c.UploadDelay >= 0, "the upload delay must not be negative, got %v", c.UploadDelay)
 	check(c.TestTime > 0, "the test time must be positive, got %v", c.TestTime)
 	check(c.Spread >= 0 && c.Spread < 1, "the spread must be at least 0 and below 1, got %v", c.Spread)
 	check(c.arrival() == Saturated || c.arrival() == Poisson, "arrivals must be %s or %s, got %q", Saturated, Poisson, c.Arrival)
@@ -131,16 +143,19 @@ func contexts(q mergequeue.Queue) []string {
 // limit is the virtual-time bound. A healthy queue concludes the first PR
 // of its line within 1 + depth runs (it merges, or fails once the
 // pending-failure depth's PRs behind it have finished), each run lasting
-// at most the longest test time or the timeout; so every PR is done after
-// N·(1 + depth) runs once it has arrived. One run more per PR, plus a day,
-// is never reached unless the queue is stuck. It is capped at a century,
-// which time.Duration holds.
+// at most the longest test time or the timeout, and each flaky retry
+// adding a wait for test results and a run; so every PR is done after
+// N·(1 + depth + retries) runs once it has arrived. One run more per PR,
+// plus a day, is never reached unless the queue is stuck. It is capped at
+// a century, which time.Duration holds.
 func (c Config) limit(q mergequeue.Queue) time.Duration {
 	if c.MaxTime > 0 {
 		return c.MaxTime
 	}
 	run := max(float64(c.TestTime)*(1+c.Spread), float64(q.TestingTimeoutMinutes)*float64(time.Minute))
-	bound := float64(c.PRs)*float64(2+max(q.PendingFailureDepth, 0))*run + float64(24*time.Hour)
+	wait := float64(min(c.UploadDelay, time.Duration(q.FlakyEvidenceWaitSeconds)*time.Second))
+	perPR := float64(2+max(q.PendingFailureDepth, 0))*run + float64(q.FlakyRetries)*(wait+run)
+	bound := float64(c.PRs)*perPR + float64(24*time.Hour)
 	if c.arrival() == Poisson {
 		bound += 2 * float64(c.PRs) / c.Rate * float64(c.TestTime)
 	}

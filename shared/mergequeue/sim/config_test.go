@@ -33,6 +33,10 @@ func TestInvalidConfigs(t *testing.T) {
 		"poisson rate":  {func(c *Config) { c.Arrival = Poisson }, "positive rate"},
 		"target groups": {func(c *Config) { c.Targets = -1 }, "target groups"},
 		"flake rate":    {func(c *Config) { c.FlakeRate = -0.1 }, "flake probability"},
+		"unknown flaky": {func(c *Config) { c.UnknownFlaky = 2 }, "share of unknown flaky tests"},
+		"upload delay":  {func(c *Config) { c.UploadDelay = -time.Second }, "upload delay"},
+		"retries":       {func(c *Config) { c.Queue.FlakyRetries = ptr(4) }, "flakyRetries must be 0 to 3"},
+		"retry policy":  {func(c *Config) { c.Queue.FlakyRetryPolicy = ptr("SOMETIMES") }, "flakyRetryPolicy must be"},
 		"virtual bound": {func(c *Config) { c.MaxTime = -time.Hour }, "virtual time bound"},
 	} {
 		cfg := valid
@@ -65,6 +69,7 @@ func TestSettingsReachTheQueue(t *testing.T) {
 		PendingFailureDepth: ptr(2), Batch: ptr(true), BatchingMaxWaitTimeMinutes: ptr(7), BatchingMinSize: ptr(3),
 		BisectionConcurrency: ptr(2), RequiredStatuses: []string{"build", "test"}, MergeMethod: ptr("rebase"),
 		DirectMergeMode: ptr("ALWAYS"), OptimizationMode: ptr("BISECTION_SKIP_REDUNDANT_TESTS"),
+		FlakyRetries: ptr(2), FlakyRetryPolicy: ptr("any_failure"), FlakyEvidenceWaitSeconds: ptr(300),
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +78,8 @@ func TestSettingsReachTheQueue(t *testing.T) {
 	if q.Mode != mergequeue.ModeParallel || q.Concurrency != 3 || q.TestingTimeoutMinutes != 90 || !q.CanOptimisticallyMerge ||
 		q.PendingFailureDepth != 2 || !q.Batch || q.BatchingMaxWaitTimeMinutes != 7 || q.BatchingMinSize != 3 ||
 		q.BisectionConcurrency != 2 || q.MergeMethod != mergequeue.Rebase || q.DirectMergeMode != mergequeue.DirectMergeAlways ||
-		q.OptimizationMode != mergequeue.OptimizationBisectionSkipTests {
+		q.OptimizationMode != mergequeue.OptimizationBisectionSkipTests || q.FlakyRetries != 2 ||
+		q.FlakyRetryPolicy != mergequeue.RetryAnyFailure || q.FlakyEvidenceWaitSeconds != 300 {
 		t.Errorf("settings not applied: %+v", q)
 	}
 	if got := s.world.contexts; !reflect.DeepEqual(got, []string{"build", "test"}) {

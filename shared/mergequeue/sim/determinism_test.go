@@ -3,19 +3,21 @@ package sim
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/mainguard/mainguard/shared/mergequeue"
 )
 
 // TestSameSeedSameResult: a simulation is a function of its Config, with
-// every source of randomness on: Poisson arrivals, a spread, flakes,
-// target groups, a pending-failure depth.
+// every source of randomness on: Poisson arrivals, a spread, flaky tests,
+// some unknown, whose failures may be retried, target groups, a
+// pending-failure depth.
 func TestSameSeedSameResult(t *testing.T) {
 	t.Parallel()
 	cfg := Config{
-		Queue: mergequeue.QueuePatch{Concurrency: ptr(4), PendingFailureDepth: ptr(1)},
-		PRs:   prs, BadRate: 0.05, FlakeRate: 0.03, TestTime: testTime, Spread: 0.3,
-		Arrival: Poisson, Rate: 3, Targets: 3, Seed: 7,
+		Queue: mergequeue.QueuePatch{Concurrency: ptr(4), PendingFailureDepth: ptr(1), FlakyRetries: ptr(1)},
+		PRs:   prs, BadRate: 0.05, FlakeRate: 0.08, UnknownFlaky: 0.5, UploadDelay: time.Minute,
+		TestTime: testTime, Spread: 0.3, Arrival: Poisson, Rate: 3, Targets: 3, Seed: 7,
 	}
 	first, second := mustRun(t, cfg), mustRun(t, cfg)
 	if !reflect.DeepEqual(first, second) {

@@ -23,20 +23,30 @@
 // A StartRun builds its test branch at once (the BuildResult comes with the
 // next step). The CI run then takes the test time T, or a time uniform in
 // T·[1−s, 1+s] with a spread s, and reports the required statuses at its
-// end: failure if any PR in the run's heads is bad, otherwise failure with
-// the flake probability f, drawn once per run. The same run id asked for
-// again (the engine retries builds it heard nothing of) is the same CI run.
-// A MergePR merges at once, pinned to the head it names, and moves the
-// target branch; DeleteBranches removes a run's branch, so its checks never
-// come. Statuses and events are counted.
+// end: failure if a test failed. Each bad PR in the run's heads breaks a
+// test of its own, one test health holds healthy; and CI has a few flaky
+// tests, each failing a run on its own in 1 to 10% of runs, as many as
+// make a good run fail with the flake probability f (see flakyRates).
+// Test health knows them as flaky but for a share of them, which it holds
+// healthy. The same run id asked for again (the engine retries builds it
+// heard nothing of) is the same CI run. A MergePR merges at once, pinned to
+// the head it names, and moves the target branch; DeleteBranches removes a
+// run's branch, so its checks never come. Statuses and events are counted.
+//
+// A run's failed tests reach test health with its checks, or an upload
+// delay later. The world answers the engine's EvidenceWanted with them, as
+// a driver must, so the queue's anti-flake retries (flakyRetries) read
+// them, or give up waiting for them.
 //
 // # The clock
 //
-// The engine is stepped at every event (an arrival, a build or a run
-// ending), again at the same instant while an effect waits for its answer
-// (merges cascade: the next PR of the line may merge at the same instant),
-// and on the deployed scheduler's one-minute tick, so rules of time
-// (timeouts, retries, batching waits) fire as they would in production.
+// The engine is stepped at every event (an arrival, a build, a run ending,
+// or an upload the engine waits for), again at the same instant while the
+// world holds what it has not seen (a build or a merge to answer, test
+// results it waits for; merges cascade: the next PR of the line may merge
+// at the same instant), and on the deployed scheduler's one-minute tick,
+// so rules of time (timeouts, retries, batching waits, waits for test
+// results) fire as they would in production.
 // Most ticks change nothing, and stepping them all would cost thirty steps
 // per half-hour run, so the loop skips them when a probe proves them quiet
 // (see next in clock.go).

@@ -74,3 +74,62 @@ func TestBatchingWithBisection(t *testing.T) {
 		t.Errorf("B=8: %.2f CI runs per merged PR, want at most 0.55", r.RunsPerMerge)
 	}
 }
+
+// TestFlakyRetriesProtectFromKnownFlakes: at p = 2%, C = 5, with flaky
+// tests test health knows failing 5% of runs, one flaky retry
+// (KNOWN_FLAKY) wrongly ejects at most 0.5 good PRs per 100 merges (about
+// 5 without it) for at most 1.15 times the CI runs per merged PR; bad
+// PRs fail on the healthy tests they break, every one of them.
+func TestFlakyRetriesProtectFromKnownFlakes(t *testing.T) {
+	t.Parallel()
+	cfg := Config{Queue: mergequeue.QueuePatch{Concurrency: ptr(5)}, PRs: prs, BadRate: 0.02, FlakeRate: 0.05, TestTime: testTime, Seed: 1}
+	without := mustRun(t, cfg)
+	cfg.Queue.FlakyRetries = ptr(1)
+	with := mustRun(t, cfg)
+	t.Logf("wrongly ejected per 100 merges %.2f (without retries %.2f); CI runs per merge %.3f (%.3f); %d retries; merges/T %.3f (%.3f)",
+		with.EjectedPer100, without.EjectedPer100, with.RunsPerMerge, without.RunsPerMerge, with.Retries, with.MergesPerT, without.MergesPerT)
+	if with.EjectedPer100 > 0.5 {
+		t.Errorf("%.2f good PRs wrongly ejected per 100 merges with a flaky retry, want at most 0.5", with.EjectedPer100)
+	}
+	if with.RunsPerMerge > 1.15*without.RunsPerMerge {
+		t.Errorf("%.3f CI runs per merged PR with a flaky retry, want at most 1.15 × %.3f without", with.RunsPerMerge, without.RunsPerMerge)
+	}
+	if with.Retries == 0 || without.Retries != 0 {
+		t.Errorf("%d retries with a flaky retry, %d without", with.Retries, without.Retries)
+	}
+	for _, r := range []Result{without, with} {
+		if r.BadMerged != 0 || r.BadFailed != r.Bad {
+			t.Errorf("%d flaky retries: bad PRs %d merged, %d of %d failed", r.Queue.FlakyRetries, r.BadMerged, r.BadFailed, r.Bad)
+		}
+	}
+}
+
+// TestUnknownFlakesAreNotRetried: when test health knows none of the flaky
+// tests, their failures look real, so KNOWN_FLAKY retries nothing and
+// changes nothing; ANY_FAILURE retries them.
+func TestUnknownFlakesAreNotRetried(t *testing.T) {
+	t.Parallel()
+	// A quarter of the PRs: the ejections are ~25, not a figure to hold.
+	cfg := Config{Queue: mergequeue.QueuePatch{Concurrency: ptr(5)}, PRs: prs / 4, BadRate: 0.02, FlakeRate: 0.05, UnknownFlaky: 1, TestTime: testTime, Seed: 1}
+	without := mustRun(t, cfg)
+	cfg.Queue.FlakyRetries = ptr(1)
+	known := mustRun(t, cfg)
+	cfg.Queue.FlakyRetryPolicy = ptr("ANY_FAILURE")
+	anyFailure := mustRun(t, cfg)
+	t.Logf("good PRs failed: %d without retries, %d with KNOWN_FLAKY, %d with ANY_FAILURE (%d retries); CI runs %d, %d, %d",
+		without.Failed, known.Failed, anyFailure.Failed, anyFailure.Retries, without.CIRuns, known.CIRuns, anyFailure.CIRuns)
+	// The evidence comes at the instant a run fails, a run's flakes do not
+	// depend on the runs cancelled before, and no PR joins the line while
+	// a failed run's evidence is read: every PR concludes as without
+	// retries, at the same time, after the same CI runs.
+	if known.Retries != 0 || known.Failed != without.Failed || known.Merged != without.Merged || known.Elapsed != without.Elapsed || known.CIRuns != without.CIRuns {
+		t.Errorf("KNOWN_FLAKY retries of unknown flaky tests: %d retries, %d good PRs failed and %d merged in %v after %d CI runs; without retries %d and %d in %v after %d",
+			known.Retries, known.Failed, known.Merged, known.Elapsed, known.CIRuns, without.Failed, without.Merged, without.Elapsed, without.CIRuns)
+	}
+	if anyFailure.Retries == 0 || anyFailure.Failed >= without.Failed/2 {
+		t.Errorf("ANY_FAILURE: %d retries, %d good PRs failed (%d without retries)", anyFailure.Retries, anyFailure.Failed, without.Failed)
+	}
+	if anyFailure.BadMerged != 0 || anyFailure.BadFailed != anyFailure.Bad {
+		t.Errorf("ANY_FAILURE: bad PRs %d merged, %d of %d failed", anyFailure.BadMerged, anyFailure.BadFailed, anyFailure.Bad)
+	}
+}

@@ -19,6 +19,10 @@ type Result struct {
 	BadMerged int // bad PRs merged on the simulated GitHub: must be 0
 	Cancelled int
 	CIRuns    int // distinct runs started
+	Retries   int // flaky retries taken (RETRY_KNOWN_FLAKY, RETRY_FAILURE)
+	// FlakyTests is how many flaky tests make the flake rate,
+	// UnknownFlakyTests how many of them test health holds healthy.
+	FlakyTests, UnknownFlakyTests int
 
 	// Elapsed is the virtual time from the first submit to the last
 	// conclusion.
@@ -40,11 +44,11 @@ type Result struct {
 	EjectedPer100 float64       // good PRs failed per 100 merges
 
 	// HasBound reports whether the model covers the setting: no batching,
-	// a fixed test time within the timeout, saturated arrivals, and no
-	// optimistic merge to rescue flaky runs. Bound is its merges per T:
-	// Bound in SINGLE mode, SharedLanesBound in PARALLEL mode (one lane
-	// without target groups). ModelEjectedPer100 is its good PRs failed
-	// per 100 merges.
+	// a fixed test time within the timeout, saturated arrivals, no
+	// optimistic merge to rescue flaky runs, and no flaky retries. Bound
+	// is its merges per T: Bound in SINGLE mode, SharedLanesBound in
+	// PARALLEL mode (one lane without target groups). ModelEjectedPer100
+	// is its good PRs failed per 100 merges.
 	HasBound           bool
 	Bound              float64
 	ModelEjectedPer100 float64
@@ -59,8 +63,13 @@ type Result struct {
 }
 
 func (s *simulation) result() Result {
-	r := Result{Queue: s.snap.Queue, PRs: s.cfg.PRs, CIRuns: len(s.world.ci.runs), Events: s.world.events,
-		Statuses: s.world.statuses, Steps: s.steps, Probes: s.probes}
+	r := Result{Queue: s.snap.Queue, PRs: s.cfg.PRs, CIRuns: len(s.world.ci.runs), Retries: s.retries,
+		FlakyTests: len(s.world.ci.suite.flaky), Events: s.world.events, Statuses: s.world.statuses, Steps: s.steps, Probes: s.probes}
+	for _, t := range s.world.ci.suite.flaky {
+		if t.shown.Status != "flaky" {
+			r.UnknownFlakyTests++
+		}
+	}
 	var inQueue []time.Duration
 	last, windowEnd := start, start
 	for _, p := range s.world.prs {
@@ -105,7 +114,7 @@ func (s *simulation) result() Result {
 	c, p, f, k := q.Concurrency, s.cfg.BadRate, s.cfg.FlakeRate, s.cfg.Targets
 	timeout := time.Duration(q.TestingTimeoutMinutes) * time.Minute
 	rescued := q.CanOptimisticallyMerge && q.PendingFailureDepth > 0 && f > 0
-	if !q.Batch && s.cfg.Spread == 0 && s.cfg.arrival() == Saturated && timeout >= s.cfg.TestTime && !rescued {
+	if !q.Batch && s.cfg.Spread == 0 && s.cfg.arrival() == Saturated && timeout >= s.cfg.TestTime && !rescued && q.FlakyRetries == 0 {
 		switch q.Mode {
 		case mergequeue.ModeSingle:
 			r.HasBound, r.Bound = true, Bound(p, f, c)

@@ -44,6 +44,7 @@ type simulation struct {
 	lastSubmit  time.Time
 
 	steps, probes int
+	retries       int // flaky retries taken
 }
 
 // Run simulates cfg to the end: until every PR has concluded (merged,
@@ -69,14 +70,19 @@ func newSimulation(cfg Config) (*simulation, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Two streams, so that which PRs are bad does not depend on how many
-	// runs the engine asked for before they arrived.
-	ciRNG := rand.New(rand.NewPCG(cfg.Seed, 2))
+	// Streams of their own, so that which PRs are bad does not depend on
+	// how many runs the engine asked for before they arrived, nor do the
+	// flakes on the runs' durations.
 	prRNG := rand.New(rand.NewPCG(cfg.Seed, 1))
+	ci := ci{
+		testTime: cfg.TestTime, spread: cfg.Spread, uploadDelay: cfg.UploadDelay,
+		suite: newSuite(rand.New(rand.NewPCG(cfg.Seed, 3)), cfg.FlakeRate, cfg.UnknownFlaky),
+		rng:   rand.New(rand.NewPCG(cfg.Seed, 2)),
+	}
 	return &simulation{
 		cfg:         cfg,
 		snap:        snap,
-		world:       newWorld(contexts(snap.Queue), cfg.TestTime, cfg.Spread, cfg.FlakeRate, ciRNG),
+		world:       newWorld(contexts(snap.Queue), ci),
 		prRNG:       prRNG,
 		bad:         badPRs(prRNG, cfg.PRs, cfg.BadRate),
 		groups:      targetGroups(cfg.Targets),
@@ -101,7 +107,7 @@ func (s *simulation) loop() error {
 		}
 		s.take(mergequeue.Step(s.snap, s.world.observe(s.now, s.snap, s.active), s.now, s.newID))
 		s.steps++
-		if s.world.awaited() {
+		if s.world.awaited(s.snap, s.now) {
 			if settling++; settling > maxSettling {
 				return fmt.Errorf("sim: the queue did not settle at %v after %d steps", s.now.Sub(start), settling)
 			}
@@ -131,10 +137,13 @@ func (s *simulation) submit() error {
 }
 
 // take adopts a new snapshot and performs its output, as the driver saves
-// and then performs; it notes the PRs that concluded.
+// and then performs; it notes the PRs that concluded, and the retries.
 func (s *simulation) take(snap mergequeue.Snapshot, out mergequeue.Output) {
 	s.snap = snap
 	for _, t := range out.Transitions {
+		if t.Reason == mergequeue.ReasonRetryKnownFlaky || t.Reason == mergequeue.ReasonRetryFailure {
+			s.retries++
+		}
 		if !t.To.Terminal() {
 			continue
 		}

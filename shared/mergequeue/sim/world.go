@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"math/rand/v2"
 	"strconv"
 	"time"
 
@@ -46,9 +45,9 @@ type pullRequest struct {
 	concluded time.Time
 }
 
-func newWorld(contexts []string, testTime time.Duration, spread, flakeRate float64, rng *rand.Rand) *world {
-	w := &world{contexts: contexts, events: map[string]int{}}
-	w.ci = ci{testTime: testTime, spread: spread, flakeRate: flakeRate, rng: rng, runs: map[string]*ciRun{}}
+func newWorld(contexts []string, c ci) *world {
+	w := &world{contexts: contexts, events: map[string]int{}, ci: c}
+	w.ci.runs = map[string]*ciRun{}
 	w.head = w.commit()
 	return w
 }
@@ -78,7 +77,7 @@ func (w *world) apply(effects []mergequeue.Effect, now time.Time) {
 	for _, e := range effects {
 		switch e.Kind {
 		case mergequeue.EffectStartRun:
-			w.builds = append(w.builds, w.ci.build(e.StartRun, now, w.failing(e.StartRun.Heads), w.commit))
+			w.builds = append(w.builds, w.ci.build(e.StartRun, now, w.broken(e.StartRun.Heads), w.commit))
 		case mergequeue.EffectMergePR:
 			w.merges = append(w.merges, w.merge(e.Key, e.MergePR))
 		case mergequeue.EffectDeleteBranches:
@@ -91,14 +90,16 @@ func (w *world) apply(effects []mergequeue.Effect, now time.Time) {
 	}
 }
 
-// failing reports whether a test branch of these heads breaks the tests.
-func (w *world) failing(heads []mergequeue.RunPR) bool {
+// broken are the tests a test branch of these heads breaks: one for each
+// bad PR.
+func (w *world) broken(heads []mergequeue.RunPR) []mergequeue.FailedTest {
+	var out []mergequeue.FailedTest
 	for _, h := range heads {
 		if w.pr(h.PRNumber).bad {
-			return true
+			out = append(out, broken(h.PRNumber))
 		}
 	}
-	return false
+	return out
 }
 
 // merge merges a PR as GitHub's merge call does: an open PR, at exactly the
@@ -119,18 +120,30 @@ func (w *world) merge(key string, m *mergequeue.MergePR) mergequeue.MergeResult 
 	return res
 }
 
-// awaited reports whether the last effects have answers the engine has not
-// seen yet.
-func (w *world) awaited() bool { return len(w.builds) > 0 || len(w.merges) > 0 }
+// awaited reports whether the engine has yet to see what the world holds
+// for it at time now: answers to the last effects, or test results it
+// waits for.
+func (w *world) awaited(snap mergequeue.Snapshot, now time.Time) bool {
+	t, ok := w.nextUpload(snap)
+	return len(w.builds) > 0 || len(w.merges) > 0 || ok && !t.After(now)
+}
+
+// nextUpload is when test results that queue snap waits for and has not
+// been told of come (ci.nextUpload).
+func (w *world) nextUpload(snap mergequeue.Snapshot) (time.Time, bool) {
+	return w.ci.nextUpload(mergequeue.EvidenceWanted(snap))
+}
 
 // observe is what a driver gathers at time now on queue snap, after the
 // last effects: the standing facts, the answers to those effects (handed
-// over once) and the checks of the runs that ended by now.
+// over once), the checks of the runs that ended by now, and test health's
+// evidence for the failed runs the engine wants it of.
 func (w *world) observe(now time.Time, snap mergequeue.Snapshot, active []int) mergequeue.Observations {
 	o := w.standing(snap, active)
 	o.Builds, o.Merges = w.builds, w.merges
 	w.builds, w.merges = nil, nil
 	o.Checks = w.ci.finished(now, w.contexts)
+	o.Evidence = w.ci.evidence(mergequeue.EvidenceWanted(snap), now)
 	return o
 }
 
