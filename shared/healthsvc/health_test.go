@@ -546,6 +546,11 @@ func TestTestBranchUploadsKeepTheirFailedTests(t *testing.T) {
 	if diff := cmp.Diff(up.FailedTests, want); diff != "" || up.FailedTestsTotal != 1 {
 		t.Errorf("failed tests of the upload (-got +want):\n%s (total %d)", diff, up.FailedTestsTotal)
 	}
+	long := strings.Repeat("é", 300) // 600 bytes
+	if up := e.upload(commit{sha: "7c7c", branch: "trunk-merge/pr-9/5e6f", files: [][]byte{report("src/app_test.go", long+"!")}}); len(up.FailedTests) != 1 ||
+		up.FailedTests[0].Name != strings.Repeat("é", 128) {
+		t.Errorf("a long failed test's name is kept as %q", up.FailedTests)
+	}
 	e.upload(commit{sha: sha, branch: "feature/x", files: [][]byte{report("src/app_test.go", "checkout!")}})
 	e.upload(commit{sha: sha, branch: "trunk-merge/pr-7/1a2b", files: [][]byte{report("src/app_test.go", "checkout")}})
 	got, err := e.s.TestBranchUploads(ctx, "acme", repo, sha, since)

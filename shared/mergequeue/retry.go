@@ -10,7 +10,7 @@ import "time"
 // run is retried in place when every failed test is flaky or quarantined;
 // a healthy or broken failure, or no upload before
 // flakyEvidenceWaitSeconds, fails the PR as before. ANY_FAILURE retries any
-// failure without waiting. A retry restarts the PR in place (TESTING →
+// failure without reading results. A retry restarts the PR in place (TESTING →
 // PENDING, RETRY_KNOWN_FLAKY or RETRY_FAILURE), so the PRs behind, built
 // on the same head of it, keep their runs.
 //
@@ -45,19 +45,19 @@ func EvidenceWanted(s Snapshot) []Run {
 func (m *machine) retry() {
 	for i := range m.s.Runs {
 		r := &m.s.Runs[i]
-		if r.EvidenceDue.IsZero() || r.Status != RunFailed {
-			continue
-		}
-		e := m.entryByIDPtr(r.EntryID)
 		if !m.awaiting(r) {
 			continue
 		}
+		e := m.entryByIDPtr(r.EntryID)
 		if ev := m.evidence[r.ID]; ev != nil && r.Evidence == nil {
 			r.Evidence = ev
 			m.touchRun(r)
 		}
 		ahead := m.aheadPassed(r)
 		switch {
+		case !m.mayRetry(e, r.Reason):
+			// flakyRetries was lowered while it waited.
+			m.failAwaiting(e, r)
 		case m.s.Queue.FlakyRetryPolicy == RetryAnyFailure:
 			if ahead {
 				m.retryRun(e, r, ReasonRetryFailure)
@@ -70,11 +70,16 @@ func (m *machine) retry() {
 			// A real failure, or none explained in time: as without
 			// retries. Strictly after: the step that failed the run has
 			// not looked yet, so even a wait of 0 looks once.
-			r.EvidenceDue = time.Time{}
-			m.touchRun(r)
-			m.transition(e, PendingFailure, r.Reason)
+			m.failAwaiting(e, r)
 		}
 	}
+}
+
+// failAwaiting ends e's wait on its failed run r without a retry.
+func (m *machine) failAwaiting(e *Entry, r *Run) {
+	r.EvidenceDue = time.Time{}
+	m.touchRun(r)
+	m.transition(e, PendingFailure, r.Reason)
 }
 
 // awaiting reports whether r is a failed run whose PR still waits on it

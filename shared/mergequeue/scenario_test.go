@@ -795,3 +795,23 @@ func TestNothingJoinsWhileEvidenceIsAwaited(t *testing.T) {
 		}
 	}
 }
+
+// TestRetriesLoweredWhileWaiting: a failed run waits for its evidence, then
+// flakyRetries is set to 0: the PR fails, and evidence of a flake coming
+// after that retries nothing.
+func TestRetriesLoweredWhileWaiting(t *testing.T) {
+	s := newSim(t, 1)
+	s.update(QueuePatch{FlakyRetries: ptr(1), FlakyEvidenceWaitSeconds: ptr(1800)})
+	s.w.flakes[1] = 1
+	s.submit(1, nil)
+	s.steps(4)
+	if got := s.state(1); got != Testing {
+		t.Fatalf("PR 1 waiting for evidence: %s, want TESTING", got)
+	}
+	s.update(QueuePatch{FlakyRetries: ptr(0)})
+	s.w.evidence[1] = []FailedTest{{Name: "TestA", Status: "flaky"}}
+	s.steps(4)
+	if e := s.entry(1); e.State != Failed || e.Retries != 0 {
+		t.Errorf("PR 1: %s after %d retries, want FAILED after 0", e.State, e.Retries)
+	}
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,6 +55,9 @@ type FailedTestRef struct {
 // more failed is no flaky run, and the item stays small.
 const MaxFailedTests = 50
 
+// maxFailedTestName bounds a failed test's name as an upload keeps it.
+const maxFailedTestName = 256
+
 func uploadKey(org, id string) map[string]types.AttributeValue {
 	return key(orgPK(org)+"#UPLOAD#"+id, "UPLOAD")
 }
@@ -84,6 +88,10 @@ func (s *Store) GetUpload(ctx context.Context, org, id string) (Upload, error) {
 func (s *Store) FinishUpload(ctx context.Context, u Upload) error {
 	u.FinishedAt = s.now().UTC()
 	u.Reason = clipBytes(u.Reason, 2048)
+	u.FailedTests = slices.Clone(u.FailedTests)
+	for i := range u.FailedTests { // a test's name may be long: the item must stay small
+		u.FailedTests[i].Name = clipBytes(u.FailedTests[i].Name, maxFailedTestName)
+	}
 	item, err := marshal(u, nil)
 	if err != nil {
 		return err
