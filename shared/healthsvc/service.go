@@ -47,15 +47,17 @@ func decide(tc testhealth.TestCase, commit *testhealth.CommitResult, s testhealt
 	if after.QuarantineCandidate() != "" && tc.QuarantineCandidate() == "" {
 		after.QuarantineSince = now
 	}
-	statusChanged := after.Status != tc.Status
-	if testhealth.Previous(tc) == testhealth.Healthy && after.Status.Value == testhealth.Healthy {
-		// A healthy test stays healthy: a read states its evidence as of
-		// then, so writing the new evidence down would cost a write per
-		// test per upload (and a test never classified reads as healthy
-		// since it was first seen already).
-		statusChanged = false
-	}
-	changed := statusChanged || pruned ||
+	// Only a new value is written: a read states the evidence (the reason)
+	// as of then (testhealth.Status), so writing the new evidence down
+	// would cost a write per test per upload, a whole unhealthy test and
+	// its index copies at that. A test never classified reads as healthy
+	// since it was first seen already.
+	statusChanged := after.Status.Value != testhealth.Previous(tc)
+	// Counters that left every window are ignored by every figure; they
+	// are removed in batches (testhealth.PruneBatch), not an hour at a
+	// time, for the same reason.
+	pruneDue := pruned && testhealth.Dropped(tc, after) >= testhealth.PruneBatch
+	changed := statusChanged || pruneDue ||
 		!after.QuarantineSince.Equal(tc.QuarantineSince) || flakeChanged(tc.Flake, after.Flake)
 	return after, changed
 }

@@ -48,6 +48,10 @@ func indexKeys(tc testhealth.TestCase) map[string]types.AttributeValue {
 	return out
 }
 
+// maxRemovals bounds the attributes one health write removes, so that its
+// update expression stays under DynamoDB's 4 KB.
+const maxRemovals = 200
+
 // UpdateHealth writes the health of a test as decided from before (the item
 // as read): status, flake evidence, quarantine override and the index keys
 // they imply, removes the counters after no longer has (testhealth.Prune),
@@ -83,7 +87,10 @@ func (s *Store) UpdateHealth(ctx context.Context, before, after testhealth.TestC
 		}
 	}
 	u.set = append(u.set, u.name("rev")+" = "+u.value(num(before.Rev+1)))
-	for _, a := range droppedCounters(before, after) {
+	dropped := droppedCounters(before, after)
+	// An expression is at most 4 KB: a test idle for weeks may have
+	// thousands of counters to drop; the rest go with the next write.
+	for _, a := range dropped[:min(len(dropped), maxRemovals)] {
 		remove = append(remove, u.name(a))
 	}
 	expr := u.expression()

@@ -243,9 +243,11 @@ func HealthyReason(tc TestCase, s Settings, now time.Time) string {
 	return strings.Join(parts, "; ")
 }
 
-// Status is tc's status as shown at now: the stored one for an unhealthy
-// test, and for a healthy one (or one never classified, which is healthy
-// since it was first seen) the evidence as it stands now.
+// Status is tc's status as shown at now: the stored value, with the
+// evidence as it stands now (a health write stores a reason only when the
+// value changes). A test never classified is healthy since it was first
+// seen. An unhealthy test whose evidence now points elsewhere, not decided
+// yet, keeps the reason it was decided on.
 func Status(tc TestCase, s Settings, now time.Time) TestStatus {
 	st := tc.Status
 	if st.Value == "" {
@@ -253,6 +255,8 @@ func Status(tc TestCase, s Settings, now time.Time) TestStatus {
 	}
 	if st.Value == Healthy {
 		st.Reason = HealthyReason(tc, s, now)
+	} else if cur := Classify(tc, s, now); cur.Value == st.Value {
+		st.Reason = cur.Reason
 	}
 	return st
 }

@@ -108,6 +108,33 @@ func PullRequestsImpacted(tc TestCase, now time.Time) int {
 	return n
 }
 
+// PruneBatch is how many entries that left every window (Dropped) make a
+// write to remove them worth its cost: about half a day of an hourly
+// test's counters.
+const PruneBatch = 48
+
+// Dropped counts the entries of before that after no longer has: hour
+// counters, cluster days and clusters, pull-request failures (what Prune
+// dropped).
+func Dropped(before, after TestCase) int {
+	n := 0
+	pairs := [][2]map[string]int{
+		{before.PassedByHour, after.PassedByHour}, {before.FailedByHour, after.FailedByHour},
+		{before.MonitoredPassedByHour, after.MonitoredPassedByHour}, {before.MonitoredFailedByHour, after.MonitoredFailedByHour},
+	}
+	for _, p := range pairs {
+		n += max(len(p[0])-len(p[1]), 0)
+	}
+	for k, c := range before.Failures {
+		kept, ok := after.Failures[k]
+		if !ok {
+			n++
+		}
+		n += max(len(c.ByDay)-len(kept.ByDay), 0)
+	}
+	return n + max(len(before.FailedPRs)-len(after.FailedPRs), 0)
+}
+
 // Keep is how long counters stay on a test: the longest window (7 days)
 // and one bucket more.
 const Keep = Week + Day

@@ -1,0 +1,180 @@
+package billing
+
+import (
+	"context"
+	"errors"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// DB is the DynamoDB client's methods the store uses (store.DB's set).
+type DB interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+}
+
+var _ DB = (*dynamodb.Client)(nil)
+
+// Meter is a DB that bills every call it passes on, by the rules of this
+// package, into Bill: what AWS would charge, where DynamoDB Local's own
+// figure counts a transaction once and no index copy. A write's before and
+// after images are read around it (consistent GetItems that are not
+// billed), so it is for tests and benchmarks, with one writer per item at
+// a time: a concurrent writer's change would be billed to this call.
+type Meter struct {
+	DB    DB
+	Table Table
+	Bill  *Bill
+}
+
+// NewMeter meters db for the table spec (store.TableSpec).
+func NewMeter(db DB, spec *dynamodb.CreateTableInput) *Meter {
+	return &Meter{DB: db, Table: FromCreateTable(spec), Bill: &Bill{}}
+}
+
+func (m *Meter) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	out, err := m.DB.GetItem(ctx, in, opts...)
+	if err == nil {
+		m.Bill.Add(Call{Kind: Get, Consistent: consistent(in.ConsistentRead), Read: []*Image{Of(out.Item)}}, m.Table)
+	}
+	return out, err
+}
+
+func (m *Meter) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	out, err := m.DB.BatchGetItem(ctx, in, opts...)
+	if err != nil {
+		return out, err
+	}
+	for table, ka := range in.RequestItems {
+		got := out.Responses[table]
+		images := make([]*Image, 0, len(ka.Keys))
+		for _, item := range got {
+			images = append(images, Of(item))
+		}
+		// Keys asked for and neither returned nor left unprocessed were
+		// absent: each bills the minimum.
+		missing := len(ka.Keys) - len(got) - len(out.UnprocessedKeys[table].Keys)
+		for range max(missing, 0) {
+			images = append(images, nil)
+		}
+		m.Bill.Add(Call{Kind: BatchGet, Consistent: consistent(ka.ConsistentRead), Read: images}, m.Table)
+	}
+	return out, err
+}
+
+func (m *Meter) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	out, err := m.DB.Query(ctx, in, opts...)
+	if err == nil {
+		images := make([]*Image, len(out.Items))
+		for i, item := range out.Items {
+			images[i] = Of(item)
+		}
+		index := ""
+		if in.IndexName != nil {
+			index = *in.IndexName
+		}
+		m.Bill.Add(Call{Kind: Query, Consistent: consistent(in.ConsistentRead), Index: index, Read: images}, m.Table)
+	}
+	return out, err
+}
+
+func (m *Meter) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	key := m.keyOf(in.Item)
+	before := m.image(ctx, in.TableName, key)
+	out, err := m.DB.PutItem(ctx, in, opts...)
+	m.write(ctx, Put, in.TableName, key, before, err)
+	return out, err
+}
+
+func (m *Meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	before := m.image(ctx, in.TableName, in.Key)
+	out, err := m.DB.UpdateItem(ctx, in, opts...)
+	m.write(ctx, Update, in.TableName, in.Key, before, err)
+	return out, err
+}
+
+func (m *Meter) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	type action struct {
+		table  *string
+		key    map[string]types.AttributeValue
+		before *Image
+		check  bool
+	}
+	actions := make([]action, len(in.TransactItems))
+	for i, it := range in.TransactItems {
+		a := &actions[i]
+		switch {
+		case it.Put != nil:
+			a.table, a.key = it.Put.TableName, m.keyOf(it.Put.Item)
+		case it.Update != nil:
+			a.table, a.key = it.Update.TableName, it.Update.Key
+		case it.Delete != nil:
+			a.table, a.key = it.Delete.TableName, it.Delete.Key
+		case it.ConditionCheck != nil:
+			a.table, a.key, a.check = it.ConditionCheck.TableName, it.ConditionCheck.Key, true
+		}
+		a.before = m.image(ctx, a.table, a.key)
+	}
+	out, err := m.DB.TransactWriteItems(ctx, in, opts...)
+	if err != nil && !billed(err) {
+		return out, err
+	}
+	c := Call{Kind: TransactWrite}
+	for _, a := range actions {
+		w := Write{Before: a.before, After: a.before, Failed: err != nil}
+		if !a.check && err == nil {
+			w.After = m.image(ctx, a.table, a.key)
+		}
+		c.Writes = append(c.Writes, w)
+	}
+	m.Bill.Add(c, m.Table)
+	return out, err
+}
+
+// write bills a single-item write from the item before and after it. A
+// write refused by its condition bills too; one that never reached the
+// table does not.
+func (m *Meter) write(ctx context.Context, k Kind, table *string, key map[string]types.AttributeValue, before *Image, err error) {
+	if err != nil && !billed(err) {
+		return
+	}
+	w := Write{Before: before, After: before, Failed: err != nil}
+	if err == nil {
+		w.After = m.image(ctx, table, key)
+	}
+	m.Bill.Add(Call{Kind: k, Writes: []Write{w}}, m.Table)
+}
+
+// billed reports whether a failed write still consumed capacity: a
+// condition that did not hold, alone or inside a transaction.
+func billed(err error) bool {
+	var cond *types.ConditionalCheckFailedException
+	var cancelled *types.TransactionCanceledException
+	return errors.As(err, &cond) || errors.As(err, &cancelled)
+}
+
+// image reads an item as it is now, outside the bill.
+func (m *Meter) image(ctx context.Context, table *string, key map[string]types.AttributeValue) *Image {
+	t := true
+	out, err := m.DB.GetItem(ctx, &dynamodb.GetItemInput{TableName: table, Key: key, ConsistentRead: &t})
+	if err != nil {
+		return nil
+	}
+	return Of(out.Item)
+}
+
+// keyOf is an item's primary key.
+func (m *Meter) keyOf(item map[string]types.AttributeValue) map[string]types.AttributeValue {
+	key := map[string]types.AttributeValue{m.Table.PK: item[m.Table.PK]}
+	if m.Table.SK != "" {
+		key[m.Table.SK] = item[m.Table.SK]
+	}
+	return key
+}
+
+func consistent(b *bool) bool { return b != nil && *b }
