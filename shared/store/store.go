@@ -13,20 +13,13 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/store/billing"
 )
 
 // DB is the part of the DynamoDB client the store uses; *dynamodb.Client
-// implements it, and so can a wrapper that injects faults in tests.
-type DB interface {
-	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
-	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
-	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
-	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
-	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
-	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
-}
-
-var _ DB = (*dynamodb.Client)(nil)
+// implements it, and so can a wrapper that injects faults in tests or
+// bills each call (billing.Meter), which is why billing defines it.
+type DB = billing.DB
 
 // Store reads and writes the single table.
 type Store struct {

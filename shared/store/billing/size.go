@@ -33,23 +33,11 @@ func valueSize(v types.AttributeValue) int {
 	// are not lists or maps, which are the only types documented to carry
 	// one.
 	case *types.AttributeValueMemberSS:
-		n := 0
-		for _, s := range v.Value {
-			n += len(s)
-		}
-		return n
+		return sum(v.Value, func(s string) int { return len(s) })
 	case *types.AttributeValueMemberNS:
-		n := 0
-		for _, s := range v.Value {
-			n += numberSize(s)
-		}
-		return n
+		return sum(v.Value, numberSize)
 	case *types.AttributeValueMemberBS:
-		n := 0
-		for _, b := range v.Value {
-			n += len(b)
-		}
-		return n
+		return sum(v.Value, func(b []byte) int { return len(b) })
 	// A list or map costs 3 bytes of its own, and each element 1 byte more
 	// than its value (plus, in a map, its name).
 	case *types.AttributeValueMemberL:
@@ -95,4 +83,13 @@ func decimal(n string) (neg bool, digits string, exp int) {
 	m = strings.TrimLeft(whole+frac, "0")
 	digits = strings.TrimRight(m, "0")
 	return neg, digits, exp + len(m) - len(digits)
+}
+
+// sum adds up size over a set's members.
+func sum[T any](members []T, size func(T) int) int {
+	n := 0
+	for _, m := range members {
+		n += size(m)
+	}
+	return n
 }
