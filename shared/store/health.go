@@ -14,10 +14,18 @@ import (
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
-// Sparse index keys of an aggregate item: GSI1 lists a repository's tests
-// by unhealthy status, GSI2 its quarantine candidates ("A#" always, "U#"
-// automatic, so that a repository without automatic quarantine reads only
-// the "A#" range).
+// Sparse index keys of a test's index entry: GSI1 lists a repository's
+// tests by unhealthy status, GSI2 its quarantine candidates ("A#" always,
+// "U#" automatic, so that a repository without automatic quarantine reads
+// only the "A#" range).
+//
+// The keys live on an item of their own (SK=INDEX, a few hundred bytes),
+// written only when the test's health changes, not on the test's
+// aggregate: the indexes project every attribute, so an aggregate in them
+// had its whole copy rewritten in each index on every upload that counted
+// a run. A list reads the entries, then the page's aggregates. An
+// aggregate written before this still carries its keys, and lists read it
+// as it is, until its next health write moves them.
 func unhealthyPK(org string, repo repository.Ref, status string) string {
 	return orgPK(org) + "#REPO#" + repo.Key() + "#STATUS#" + strings.ToUpper(status)
 }
@@ -78,13 +86,8 @@ func (s *Store) UpdateHealth(ctx context.Context, before, after testhealth.TestC
 	if !after.QuarantineSince.IsZero() {
 		u.setTo("quarantine_since", timeStr(after.QuarantineSince))
 	}
-	keys := indexKeys(after)
 	for _, k := range []string{AttrGSI1PK, AttrGSI1SK, AttrGSI2PK, AttrGSI2SK} {
-		if v, ok := keys[k]; ok {
-			u.setTo(k, v)
-		} else {
-			remove = append(remove, u.name(k))
-		}
+		remove = append(remove, u.name(k)) // the index entry holds them (and an old aggregate moves them there)
 	}
 	u.set = append(u.set, u.name("rev")+" = "+u.value(num(before.Rev+1)))
 	dropped := droppedCounters(before, after)
@@ -109,6 +112,7 @@ func (s *Store) UpdateHealth(ctx context.Context, before, after testhealth.TestC
 		ExpressionAttributeNames:  u.names,
 		ExpressionAttributeValues: u.values,
 	}}}
+	actions = append(actions, indexEntryWrite(after))
 	for _, ev := range events {
 		put, err := s.eventPut(before.Org, ev)
 		if err != nil {
@@ -121,6 +125,23 @@ func (s *Store) UpdateHealth(ctx context.Context, before, after testhealth.TestC
 		return errs.Wrap(errs.Conflict, err, "test %s changed meanwhile", before.ID)
 	}
 	return err
+}
+
+const skIndex = "INDEX"
+
+// indexEntryWrite puts tc's index entry, or deletes it when tc's health
+// puts it in no index.
+func indexEntryWrite(tc testhealth.TestCase) types.TransactWriteItem {
+	k := key(testPK(tc.Org, tc.Repo, tc.ID), skIndex)
+	keys := indexKeys(tc)
+	if len(keys) == 0 {
+		return types.TransactWriteItem{Delete: &types.Delete{Key: k}}
+	}
+	item := map[string]types.AttributeValue{AttrPK: k[AttrPK], AttrSK: k[AttrSK], "id": str(strings.ToLower(tc.ID))}
+	for a, v := range keys {
+		item[a] = v
+	}
+	return types.TransactWriteItem{Put: &types.Put{Item: item}}
 }
 
 // Page is one page of a list read from an index.
@@ -215,13 +236,13 @@ func (s *Store) listIndex(ctx context.Context, index, pkAttr, skAttr, pk, prefix
 		if err != nil {
 			return Page{}, err
 		}
-		for _, item := range out.Items {
-			tc, err := readTestCase(item)
-			if err != nil {
-				return Page{}, err
-			}
-			tests = append(tests, tc)
-			lastKey = item[skAttr].(*types.AttributeValueMemberS).Value
+		page, err := s.entriesToTests(ctx, out.Items)
+		if err != nil {
+			return Page{}, err
+		}
+		tests = append(tests, page...)
+		if n := len(out.Items); n > 0 {
+			lastKey = out.Items[n-1][skAttr].(*types.AttributeValueMemberS).Value
 		}
 		if start = out.LastEvaluatedKey; start == nil {
 			lastKey = ""
@@ -235,6 +256,43 @@ func (s *Store) listIndex(ctx context.Context, index, pkAttr, skAttr, pk, prefix
 		lastKey = ""
 	}
 	return Page{Tests: tests, Next: lastKey}, nil
+}
+
+// entriesToTests reads the tests of a page of index items, in order: the
+// aggregates of index entries in one BatchGetItem (eventually consistent:
+// a list), an old aggregate that still carries its keys as it is. A test
+// gone meanwhile is left out.
+func (s *Store) entriesToTests(ctx context.Context, items []map[string]types.AttributeValue) ([]testhealth.TestCase, error) {
+	var keys []map[string]types.AttributeValue
+	for _, item := range items {
+		if item[AttrSK].(*types.AttributeValueMemberS).Value == skIndex {
+			keys = append(keys, key(item[AttrPK].(*types.AttributeValueMemberS).Value, skTest))
+		}
+	}
+	byPK := map[string]map[string]types.AttributeValue{}
+	if len(keys) > 0 {
+		got, err := s.batchGetConsistency(ctx, keys, false)
+		if err != nil {
+			return nil, err
+		}
+		for _, item := range got {
+			byPK[item[AttrPK].(*types.AttributeValueMemberS).Value] = item
+		}
+	}
+	out := make([]testhealth.TestCase, 0, len(items))
+	for _, item := range items {
+		if item[AttrSK].(*types.AttributeValueMemberS).Value == skIndex {
+			if item = byPK[item[AttrPK].(*types.AttributeValueMemberS).Value]; item == nil {
+				continue
+			}
+		}
+		tc, err := readTestCase(item)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tc)
+	}
+	return out, nil
 }
 
 func (s *Store) countIndex(ctx context.Context, index, pkAttr, skAttr, pk, prefix string) (int, error) {

@@ -153,10 +153,16 @@ func (s *Store) transact(ctx context.Context, items ...types.TransactWriteItem) 
 // service's limit), asking again for what DynamoDB left unprocessed. Absent
 // items are simply not returned; the order is not that of keys.
 func (s *Store) batchGet(ctx context.Context, keys []map[string]types.AttributeValue) ([]map[string]types.AttributeValue, error) {
+	return s.batchGetConsistency(ctx, keys, true)
+}
+
+// batchGetConsistency is batchGet, with eventually consistent reads (half
+// the price) when not consistent.
+func (s *Store) batchGetConsistency(ctx context.Context, keys []map[string]types.AttributeValue, consistent bool) ([]map[string]types.AttributeValue, error) {
 	var out []map[string]types.AttributeValue
 	for len(keys) > 0 {
 		n := min(len(keys), 100)
-		pending := map[string]types.KeysAndAttributes{s.table: {Keys: keys[:n], ConsistentRead: aws.Bool(true)}}
+		pending := map[string]types.KeysAndAttributes{s.table: {Keys: keys[:n], ConsistentRead: aws.Bool(consistent)}}
 		keys = keys[n:]
 		for tries := 0; len(pending) > 0; tries++ {
 			if tries > 0 {

@@ -4,16 +4,21 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/store/billing"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
@@ -386,5 +391,92 @@ func TestRunBatchFitsOneTransaction(t *testing.T) {
 	}
 	if got := b.Take(); len(got) != 1 || len(got[0].Runs) != 40 || len(b.Take()) != 0 {
 		t.Errorf("took %d tests; the batch is not emptied", len(got))
+	}
+}
+
+// TestIndexEntriesKeepCountersOutOfTheIndexes: a flaky test is listed
+// through its index entry, and counting a run into it writes no index copy
+// (billed by package billing); an aggregate written before index entries,
+// with its keys on it, is listed as it is until its next health write
+// moves them to an entry, and is never listed twice.
+func TestIndexEntriesKeepCountersOutOfTheIndexes(t *testing.T) {
+	t.Parallel()
+	db, table := storetest.NewTable(t)
+	meter := billing.NewMeter(db, store.TableSpec(table))
+	s := store.New(meter, table, fixed)
+	ctx := context.Background()
+	repo := repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
+	flaky := func(id string) testhealth.TestCase {
+		tc := sampleTest("acme", repo)
+		tc.ID, tc.Status = id, testhealth.TestStatus{Value: testhealth.Flaky, Reason: "failure-rate", Timestamp: t0}
+		return tc
+	}
+	listed := func() []string {
+		t.Helper()
+		page, err := s.ListUnhealthy(ctx, "acme", repo, testhealth.Flaky, store.PageQuery{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, tc := range page.Tests {
+			ids = append(ids, tc.ID)
+		}
+		return ids
+	}
+	const newID, oldID = "00000000-0000-5000-8000-000000000001", "00000000-0000-5000-8000-000000000002"
+	if err := s.PutTestCase(ctx, flaky(newID)); err != nil {
+		t.Fatal(err)
+	}
+	// The old layout: the keys on the aggregate itself.
+	old, err := attributevalue.MarshalMap(map[string]any{
+		"PK": "ORG#acme#REPO#" + repo.Key() + "#TEST#" + oldID, "SK": "TEST", "id": oldID, "org": "acme", "name": "old",
+		"repo":   map[string]string{"host": "github.com", "owner": "acme", "name": "web"},
+		"status": map[string]string{"value": "flaky", "reason": "failure-rate", "at": t0.Format(time.RFC3339Nano)},
+		"GSI1PK": "ORG#acme#REPO#" + repo.Key() + "#STATUS#FLAKY", "GSI1SK": oldID,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: old}); err != nil {
+		t.Fatal(err)
+	}
+	if got := listed(); !slices.Equal(got, []string{newID, oldID}) {
+		t.Fatalf("listed %v, want both", got)
+	}
+	meter.Bill = &billing.Bill{}
+	up := testhealth.UploadRuns{Org: "acme", Repo: repo, Upload: "u1", At: t0, SHA: "abc", Branch: "main", Monitored: true}
+	if err := s.RecordRuns(ctx, up, []testhealth.TestRuns{{Test: flaky(newID), Runs: []testhealth.Run{{Status: "passed"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := meter.Bill.Total().IndexWrite; got != 0 {
+		t.Errorf("a passing run of a flaky test wrote %v index units, want 0", got)
+	}
+	before, err := s.GetTestCase(ctx, "acme", repo, oldID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := before
+	after.Status.Reason = "failure-rate, again"
+	if err := s.UpdateHealth(ctx, before, after, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := listed(); !slices.Equal(got, []string{newID, oldID}) {
+		t.Errorf("after moving the old keys: listed %v, want both once", got)
+	}
+	raw, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: &table, Key: map[string]types.AttributeValue{
+		"PK": old["PK"], "SK": &types.AttributeValueMemberS{Value: "TEST"}}})
+	if err != nil || raw.Item[store.AttrGSI1PK] != nil {
+		t.Errorf("the old aggregate still has its index key: %v", err)
+	}
+	// Healthy again: no entry, not listed.
+	after2 := after
+	after2.Rev++
+	healthy := after2
+	healthy.Status = testhealth.TestStatus{Value: testhealth.Healthy, Timestamp: t0}
+	if err := s.UpdateHealth(ctx, after2, healthy, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := listed(); !slices.Equal(got, []string{newID}) {
+		t.Errorf("after the old test recovered: listed %v", got)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mainguard/mainguard/shared/errs"
@@ -217,10 +216,7 @@ func (s *Store) PutTestCase(ctx context.Context, tc testhealth.TestCase) error {
 	for pr, at := range tc.FailedPRs {
 		item[attrFailedPR+pr] = timeStr(at)
 	}
-	for k, v := range indexKeys(tc) {
-		item[k] = v
-	}
-	return s.putItem(ctx, &dynamodb.PutItemInput{Item: item})
+	return s.transact(ctx, types.TransactWriteItem{Put: &types.Put{Item: item}}, indexEntryWrite(tc))
 }
 
 // droppedCounters names the counter attributes of before that after no
