@@ -572,3 +572,61 @@ func TestTestBranchUploadsKeepTheirFailedTests(t *testing.T) {
 		t.Errorf("a refused upload (%s) is evidence: %v", refused.State, got)
 	}
 }
+
+// TestHealthWritesOnlyWhatMatters: classifying again writes nothing when
+// only the evidence moved (a read states it as of then) or a few counters
+// left every window; it writes once PruneBatch of them have.
+func TestHealthWritesOnlyWhatMatters(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	now := e.clock.Now()
+	tc := testhealth.TestCase{Org: "acme", Repo: repo, ID: "00000000-0000-5000-8000-00000000aaaa", Name: "t", FirstSeen: now.Add(-10 * testhealth.Day),
+		Status:                testhealth.TestStatus{Value: testhealth.Flaky, Reason: "failure-rate: failure rate 50.0% (stale)", Timestamp: now.Add(-time.Hour)},
+		LastRun:               now,
+		MonitoredPassedByHour: map[string]int{testhealth.HourKey(now): 20}, MonitoredFailedByHour: map[string]int{testhealth.HourKey(now): 5},
+		PassedByHour:          map[string]int{testhealth.HourKey(now): 20}, FailedByHour: map[string]int{testhealth.HourKey(now): 5},
+	}
+	old := now.Add(-9 * testhealth.Day)
+	for h := range 10 { // 10 stale hours: 20 counters, below PruneBatch
+		tc.PassedByHour[testhealth.HourKey(old.Add(-time.Duration(h)*time.Hour))] = 1
+		tc.MonitoredPassedByHour[testhealth.HourKey(old.Add(-time.Duration(h)*time.Hour))] = 1
+	}
+	if err := e.s.PutTestCase(ctx, tc); err != nil {
+		t.Fatal(err)
+	}
+	settings := testhealth.SettingsOf(testhealth.HealthSettings{}, "main")
+	reclassify := func() testhealth.TestCase {
+		t.Helper()
+		if err := e.svc.Reclassify(ctx, "acme", repo, settings, "", []string{tc.ID}); err != nil {
+			t.Fatal(err)
+		}
+		return e.testByID(tc.ID)
+	}
+	got := reclassify()
+	if got.Rev != 0 || got.Status.Reason != tc.Status.Reason || len(got.PassedByHour) != 11 {
+		t.Errorf("written though only the evidence moved and 20 counters went stale: rev %d, reason %q, %d hours", got.Rev, got.Status.Reason, len(got.PassedByHour))
+	}
+	if st := testhealth.Status(got, settings, now); st.Value != testhealth.Flaky || st.Reason != "failure-rate: failure rate 20% over 25 runs in 7 days on main" {
+		t.Errorf("read as %+v, want the evidence as of now", st)
+	}
+	for h := range 20 { // 40 more: past PruneBatch
+		tc.PassedByHour[testhealth.HourKey(old.Add(-time.Duration(10+h)*time.Hour))] = 1
+		tc.MonitoredPassedByHour[testhealth.HourKey(old.Add(-time.Duration(10+h)*time.Hour))] = 1
+	}
+	if err := e.s.PutTestCase(ctx, tc); err != nil {
+		t.Fatal(err)
+	}
+	if got := reclassify(); got.Rev != 1 || len(got.PassedByHour) != 1 || len(got.MonitoredPassedByHour) != 1 {
+		t.Errorf("after 60 stale counters: rev %d, %d hours left, %d monitored", got.Rev, len(got.PassedByHour), len(got.MonitoredPassedByHour))
+	}
+}
+
+func (e *env) testByID(id string) testhealth.TestCase {
+	e.t.Helper()
+	tc, err := e.s.GetTestCase(context.Background(), "acme", repo, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tc
+}

@@ -142,7 +142,8 @@ const Keep = Week + Day
 // Prune returns tc without what has left every window at now (hour
 // counters, cluster days and pull-request failures older than Keep; a
 // cluster with no day left) and without the clusters beyond the
-// MaxClusters most recent, so that a test's record stays small however long
+// MaxClusters most recent and the pull requests beyond the MaxFailedPRs
+// most recent, so that a test's record stays small however long
 // it lives. It reports whether anything was dropped; tc is not changed.
 func Prune(tc TestCase, now time.Time) (TestCase, bool) {
 	cut := now.Add(-Keep)
@@ -209,6 +210,22 @@ func Prune(tc TestCase, now time.Time) (TestCase, bool) {
 			continue
 		}
 		prs[pr] = at
+	}
+	if len(prs) > MaxFailedPRs {
+		keys := make([]string, 0, len(prs))
+		for pr := range prs {
+			keys = append(keys, pr)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if a, b := prs[keys[i]], prs[keys[j]]; !a.Equal(b) {
+				return a.After(b)
+			}
+			return keys[i] < keys[j]
+		})
+		for _, pr := range keys[MaxFailedPRs:] {
+			delete(prs, pr)
+		}
+		pruned = true
 	}
 	tc.FailedPRs = prs
 	return tc, pruned

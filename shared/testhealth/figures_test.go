@@ -112,3 +112,28 @@ func TestPruneKeepsTheMostRecentClusters(t *testing.T) {
 		t.Error("at the bound, Prune still drops")
 	}
 }
+
+// TestPruneKeepsTheMostRecentPullRequests: failures on more pull requests
+// than MaxFailedPRs within the week keep the most recent; the count of
+// pull requests impacted then reads the bound.
+func TestPruneKeepsTheMostRecentPullRequests(t *testing.T) {
+	tc := TestCase{FailedPRs: map[string]time.Time{}}
+	for i := range MaxFailedPRs + 5 {
+		tc.FailedPRs[fmt.Sprint(i)] = now.Add(-time.Duration(i) * time.Minute)
+	}
+	got, pruned := Prune(tc, now)
+	if !pruned || len(got.FailedPRs) != MaxFailedPRs || PullRequestsImpacted(got, now) != MaxFailedPRs {
+		t.Fatalf("pruned %v, %d pull requests left", pruned, len(got.FailedPRs))
+	}
+	for i := MaxFailedPRs; i < MaxFailedPRs+5; i++ { // the oldest go
+		if _, ok := got.FailedPRs[fmt.Sprint(i)]; ok {
+			t.Errorf("PR %d kept", i)
+		}
+	}
+	if Dropped(tc, got) != 5 {
+		t.Errorf("Dropped = %d, want 5", Dropped(tc, got))
+	}
+	if _, pruned := Prune(got, now); pruned {
+		t.Error("at the bound, Prune still drops")
+	}
+}

@@ -118,6 +118,11 @@ func (tc TestCase) QuarantineCandidate() string {
 // 400 KB. The most recent clusters are kept.
 const MaxClusters = 50
 
+// MaxFailedPRs bounds the pull requests an aggregate keeps failures of:
+// the most recent, enough to count those impacted in a week of a busy
+// repository; a test failing on more reads as impacting that many.
+const MaxFailedPRs = 200
+
 // HealthSettings are a repository's quarantine and monitor settings
 // (contract 2.3 and 2.4). A nil field takes the default (SettingsOf).
 type HealthSettings struct {
