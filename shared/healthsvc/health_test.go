@@ -585,7 +585,7 @@ func TestHealthWritesOnlyWhatMatters(t *testing.T) {
 		Status:                testhealth.TestStatus{Value: testhealth.Flaky, Reason: "failure-rate: failure rate 50.0% (stale)", Timestamp: now.Add(-time.Hour)},
 		LastRun:               now,
 		MonitoredPassedByHour: map[string]int{testhealth.HourKey(now): 20}, MonitoredFailedByHour: map[string]int{testhealth.HourKey(now): 5},
-		PassedByHour:          map[string]int{testhealth.HourKey(now): 20}, FailedByHour: map[string]int{testhealth.HourKey(now): 5},
+		PassedByHour: map[string]int{testhealth.HourKey(now): 20}, FailedByHour: map[string]int{testhealth.HourKey(now): 5},
 	}
 	old := now.Add(-9 * testhealth.Day)
 	for h := range 10 { // 10 stale hours: 20 counters, below PruneBatch
