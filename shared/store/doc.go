@@ -23,9 +23,11 @@
 //	|                                 |                       | + its commit item, ≤100 actions                       |
 //	| run history of a test           | Query, desc           | PK=…#TEST#{id}, SK begins_with RUN#                   |
 //	| failed and passed on a commit?  | BatchGetItem          | PK=…#TEST#{id}, SK=SHA#{sha}, ttl 16 days             |
-//	| health write (+ its events)     | TransactWriteItems    | the test item (rev = read rev) + new event items      |
-//	| unhealthy tests of a repo       | Query GSI1            | GSI1PK=ORG#{slug}#REPO#{repo}#STATUS#FLAKY|BROKEN     |
-//	| quarantine candidates of a repo | Query GSI2            | GSI2PK=ORG#{slug}#REPO#{repo}#QUARANTINE, SK A#/U#{id}|
+//	| health write (+ its events)     | TransactWriteItems    | the test item (rev = read rev), its index entry       |
+//	|                                 |                       | (PK=…#TEST#{id}, SK=INDEX) + new event items          |
+//	| unhealthy tests of a repo       | Query GSI1 + BatchGet | GSI1PK=ORG#{slug}#REPO#{repo}#STATUS#FLAKY|BROKEN     |
+//	|                                 |                       | on index entries, then the page's test items          |
+//	| quarantine candidates of a repo | Query GSI2 + BatchGet | GSI2PK=ORG#{slug}#REPO#{repo}#QUARANTINE, SK A#/U#{id}|
 //	| failed runs in a time range     | Query GSI1 per day    | GSI1PK=ORG#{slug}#REPO#{repo}#FAILS#{unix day}        |
 //	| newest CODEOWNERS of a repo     | GetItem / PutItem     | PK=ORG#{slug}, SK=REPO#{repo}#CODEOWNERS (newer wins) |
 //	| upload record                   | GetItem / UpdateItem  | PK=ORG#{slug}#UPLOAD#{id}, SK=UPLOAD, ttl 35 days     |
@@ -37,6 +39,9 @@
 //	| outbox event                    | PutItem in a tx       | PK=ORG#{slug}#EVENT#{id}, SK=EVENT, ttl 30 days       |
 //	| pending events of an org        | Query GSI1            | GSI1PK=ORG#{slug}#OUTBOX, GSI1SK={time}#{id}          |
 //	| health check                    | GetItem               | PK=HEALTH, SK=HEALTH                                  |
+//
+// What each call costs, by AWS's billing rules, package billing computes
+// (BenchmarkCost in package healthsvc measures it per test per upload).
 //
 // The merge queue's items are listed in queue.go's header comment, the
 // webhook endpoints', deliveries' and attempt log's in webhook.go's.
