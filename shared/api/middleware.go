@@ -15,6 +15,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/store/billing"
 )
 
 // MaxBody is the request body limit of the contract: 20 MiB.
@@ -56,6 +57,7 @@ func (s *Server) Wrap(ep Endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.Now()
 		ctx, usage := store.WithUsage(r.Context())
+		ctx, bill := billing.WithBill(ctx)
 		info := &reqInfo{}
 		ctx = context.WithValue(ctx, infoKey{}, info)
 		ctx = withRequestID(ctx, RequestID(ctx))
@@ -70,7 +72,7 @@ func (s *Server) Wrap(ep Endpoint) http.Handler {
 					info.err = fmt.Errorf("panic after the response began: %v", p)
 				}
 			}
-			s.logLine(r, ep, sw.status, s.Now().Sub(start), usage, info)
+			s.logLine(r, ep, sw.status, s.Now().Sub(start), usage, bill, info)
 		}()
 		if err := s.admit(sw, r, ep); err != nil {
 			WriteError(sw, r, err)
@@ -122,7 +124,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) erro
 
 func hasJSONSuffix(mt string) bool { return len(mt) > 5 && mt[len(mt)-5:] == "+json" }
 
-func (s *Server) logLine(r *http.Request, ep Endpoint, status int, d time.Duration, u *store.Usage, info *reqInfo) {
+func (s *Server) logLine(r *http.Request, ep Endpoint, status int, d time.Duration, u *store.Usage, bill *billing.Bill, info *reqInfo) {
 	calls, capacity := u.Snapshot()
 	attrs := []slog.Attr{
 		slog.String("request_id", RequestID(r.Context())),
@@ -133,6 +135,9 @@ func (s *Server) logLine(r *http.Request, ep Endpoint, status int, d time.Durati
 		slog.Float64("duration_ms", float64(d.Microseconds())/1000),
 		slog.Int("ddb_calls", calls),
 		slog.Float64("ddb_capacity", capacity),
+	}
+	if t := bill.Total(); t.Calls > 0 { // only with DDB_BILL
+		attrs = append(attrs, slog.Float64("ddb_billed_read", t.Read), slog.Float64("ddb_billed_write", t.Write+t.IndexWrite))
 	}
 	level := slog.LevelInfo
 	if info.err != nil {

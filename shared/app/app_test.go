@@ -174,6 +174,40 @@ func TestLogLineCountsDynamoDBCalls(t *testing.T) {
 	if _, ok := rec["duration_ms"].(float64); !ok {
 		t.Errorf("no duration: %v", rec)
 	}
+	if _, billed := rec["ddb_billed_read"]; billed {
+		t.Errorf("billed without DDB_BILL: %v", rec)
+	}
+}
+
+// TestLogLineBillsDynamoDBCalls: with DDB_BILL, a request's line carries
+// what its calls cost by AWS's rules: get-test-details reads the repository
+// and the test in one consistent BatchGetItem, one unit each; a ticket
+// link writes the test and its event in a transaction, twice each.
+func TestLogLineBillsDynamoDBCalls(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *config.Config) { c.BillDynamo = true })
+	last := func() map[string]any {
+		t.Helper()
+		lines := strings.Split(strings.TrimSpace(h.logs.String()), "\n")
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	body := map[string]any{"repo": web, "org_url_slug": "acme", "test_id": testID}
+	h.call(t, "get-test-details", event("/flaky-tests/get-test-details", body)) // token read and cached
+	h.call(t, "get-test-details", event("/flaky-tests/get-test-details", body))
+	if rec := last(); rec["ddb_billed_read"] != 2.0 || rec["ddb_billed_write"] != 0.0 {
+		t.Errorf("get-test-details billed %v read, %v write; want 2 and 0", rec["ddb_billed_read"], rec["ddb_billed_write"])
+	}
+	if resp := h.call(t, "link-ticket-to-test-case", event("/flaky-tests/link-ticket-to-test-case", map[string]any{
+		"repo": web, "test_case_id": testID, "external_ticket_id": "KAN-7"})); resp.StatusCode != 200 {
+		t.Fatalf("link: %d %s", resp.StatusCode, resp.Body)
+	}
+	if rec := last(); rec["ddb_billed_write"].(float64) < 4 {
+		t.Errorf("a link billed %v write units, want at least 4 (two items, twice each)", rec["ddb_billed_write"])
+	}
 }
 
 // TestLocalServerRefusesLargeBodiesUnread sends more than 20 MiB to the

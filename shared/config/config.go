@@ -20,6 +20,12 @@ type Config struct {
 	RateBurst      int           // RATE_LIMIT_BURST (default 200)
 	AuthCacheTTL   time.Duration // AUTH_CACHE_SECONDS: how long a warm copy trusts a token (default 30)
 	LogLevel       string        // LOG_LEVEL: debug, info (default), warn, error
+	// BillDynamo (DDB_BILL=true) bills every DynamoDB call by AWS's rules
+	// (package billing) and logs the request units of each request and
+	// ingest as ddb_billed: for measuring against DynamoDB Local, whose
+	// own figure (ddb_capacity) undercounts. It reads each written item
+	// before and after the write, so it is not for production.
+	BillDynamo bool
 	// BundleBucket (BUNDLE_BUCKET) is the S3 bucket of upload bundles when
 	// deployed; empty means the local server's folder BundleDir.
 	BundleBucket string
@@ -51,6 +57,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		PublicAppURL:   or(getenv("PUBLIC_APP_URL"), "https://app.mainguard.dev"),
 		EnumCase:       strings.ToLower(or(getenv("ENUM_CASE"), "upper")),
 		LogLevel:       strings.ToLower(or(getenv("LOG_LEVEL"), "info")),
+		BillDynamo:     getenv("DDB_BILL") == "true",
 		BundleBucket:   getenv("BUNDLE_BUCKET"),
 		S3Endpoint:     getenv("S3_ENDPOINT"),
 		BundleDir:      or(getenv("BUNDLE_DIR"), ".data/bundles"),

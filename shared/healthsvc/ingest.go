@@ -14,6 +14,7 @@ import (
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/store/billing"
 	"github.com/mainguard/mainguard/shared/testhealth"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
 	"github.com/mainguard/mainguard/shared/testhealth/codeowners"
@@ -30,6 +31,7 @@ import (
 // Ingest returns nil: there is nothing to retry. An error means the store or
 // the bundle store failed, and the ingest should run again.
 func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
+	ctx, bill := billing.WithBill(ctx) // filled only when the store's client is a billing.Meter (DDB_BILL)
 	up, err := s.Store.GetUpload(ctx, org, uploadID)
 	if err != nil {
 		return err
@@ -86,8 +88,15 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 	up.Passed, up.Failed, up.Skipped = sum.Passed, sum.Failed+sum.Errored, sum.Skipped
 	up.SHA, up.Branch, up.PR = runs.SHA, runs.Branch, runs.PR
 	up.FailedTests, up.FailedTestsTotal = rec.failedTests()
-	s.Log.Info("upload ingested", "org", org, "upload", uploadID, "runs", sum.Runs, "guarded", guarded)
-	return ignoreDone(s.Store.FinishUpload(ctx, up))
+	if err := ignoreDone(s.Store.FinishUpload(ctx, up)); err != nil {
+		return err
+	}
+	attrs := []any{"org", org, "upload", uploadID, "runs", sum.Runs, "guarded", guarded}
+	if t := bill.Total(); t.Calls > 0 {
+		attrs = append(attrs, "ddb_billed_read", t.Read, "ddb_billed_write", t.Write+t.IndexWrite)
+	}
+	s.Log.Info("upload ingested", attrs...)
+	return nil
 }
 
 // ignoreDone treats "already finished" as success: a concurrent ingest of

@@ -28,6 +28,7 @@ import (
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/store/billing"
 )
 
 // Base is what every function builds first, once per copy.
@@ -71,6 +72,9 @@ func NewBase(cfg config.Config, opt Options) (*Base, error) {
 			return nil, err
 		}
 		db = c
+	}
+	if cfg.BillDynamo {
+		db = &billing.Meter{DB: db, Table: billing.FromCreateTable(store.TableSpec(cfg.TableName))}
 	}
 	b.Store = store.New(db, cfg.TableName, b.Now)
 	b.Server = &api.Server{

@@ -1,6 +1,7 @@
 package billing
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"strconv"
@@ -79,4 +80,19 @@ func (l Line) String() string {
 		}
 	}
 	return s
+}
+
+type billKey struct{}
+
+// WithBill returns a context whose calls through a Meter are billed in the
+// returned Bill too: one request's, or one ingest's.
+func WithBill(ctx context.Context) (context.Context, *Bill) {
+	b := &Bill{}
+	return context.WithValue(ctx, billKey{}, b), b
+}
+
+// BillOf is ctx's Bill (WithBill), nil when it has none.
+func BillOf(ctx context.Context) *Bill {
+	b, _ := ctx.Value(billKey{}).(*Bill)
+	return b
 }

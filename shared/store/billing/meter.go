@@ -21,7 +21,7 @@ type DB interface {
 var _ DB = (*dynamodb.Client)(nil)
 
 // Meter is a DB that bills every call it passes on, by the rules of this
-// package, into Bill: what AWS would charge, where DynamoDB Local's own
+// package, into Bill (when set) and the context's Bill (WithBill): what AWS would charge, where DynamoDB Local's own
 // figure counts a transaction once and no index copy. A write's before and
 // after images are read around it (consistent GetItems that are not
 // billed), so it is for tests and benchmarks, with one writer per item at
@@ -40,7 +40,7 @@ func NewMeter(db DB, spec *dynamodb.CreateTableInput) *Meter {
 func (m *Meter) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
 	out, err := m.DB.GetItem(ctx, in, opts...)
 	if err == nil {
-		m.Bill.Add(Call{Kind: Get, Consistent: consistent(in.ConsistentRead), Read: []*Image{Of(out.Item)}}, m.Table)
+		m.add(ctx, Call{Kind: Get, Consistent: consistent(in.ConsistentRead), Read: []*Image{Of(out.Item)}})
 	}
 	return out, err
 }
@@ -62,7 +62,7 @@ func (m *Meter) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput
 		for range max(missing, 0) {
 			images = append(images, nil)
 		}
-		m.Bill.Add(Call{Kind: BatchGet, Consistent: consistent(ka.ConsistentRead), Read: images}, m.Table)
+		m.add(ctx, Call{Kind: BatchGet, Consistent: consistent(ka.ConsistentRead), Read: images})
 	}
 	return out, err
 }
@@ -78,7 +78,7 @@ func (m *Meter) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func
 		if in.IndexName != nil {
 			index = *in.IndexName
 		}
-		m.Bill.Add(Call{Kind: Query, Consistent: consistent(in.ConsistentRead), Index: index, Read: images}, m.Table)
+		m.add(ctx, Call{Kind: Query, Consistent: consistent(in.ConsistentRead), Index: index, Read: images})
 	}
 	return out, err
 }
@@ -132,8 +132,18 @@ func (m *Meter) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWri
 		}
 		c.Writes = append(c.Writes, w)
 	}
-	m.Bill.Add(c, m.Table)
+	m.add(ctx, c)
 	return out, err
+}
+
+// add bills c into the meter's Bill and the context's.
+func (m *Meter) add(ctx context.Context, c Call) {
+	if m.Bill != nil {
+		m.Bill.Add(c, m.Table)
+	}
+	if b := BillOf(ctx); b != nil {
+		b.Add(c, m.Table)
+	}
 }
 
 // write bills a single-item write from the item before and after it. A
@@ -147,7 +157,7 @@ func (m *Meter) write(ctx context.Context, k Kind, table *string, key map[string
 	if err == nil {
 		w.After = m.image(ctx, table, key)
 	}
-	m.Bill.Add(Call{Kind: k, Writes: []Write{w}}, m.Table)
+	m.add(ctx, Call{Kind: k, Writes: []Write{w}})
 }
 
 // billed reports whether a failed write still consumed capacity: a
