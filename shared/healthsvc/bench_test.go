@@ -9,12 +9,16 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/store/storetest"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
 )
 
@@ -115,7 +119,8 @@ var storeCases = flag.Int("ingest.store-cases", 10_000, "largest bundle Benchmar
 
 // BenchmarkIngest ingests one bundle of CASES test cases per op: "parse"
 // reads it as the check pass does (no store), "store" is the whole ingest
-// against DynamoDB Local, in the same run. It reports cases/s, the live
+// against DynamoDB Local, in the same run, beside "putitem-baseline": as
+// many plain PutItems as cases. It reports cases/s (puts/s), the live
 // heap's peak and DynamoDB write units per test case.
 //
 //	go test -run '^$' -bench Ingest -benchtime 1x ./shared/healthsvc/
@@ -171,6 +176,37 @@ func BenchmarkIngest(b *testing.B) {
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 			b.ReportMetric(capacity/float64(n*b.N), "capacity-units/case")
 			b.ReportMetric(float64(calls)/float64(n*b.N), "ddb-calls/case")
+		})
+		// The baseline of the same run: as many plain PutItems of small
+		// items as the bundle has cases, on as many workers as an ingest
+		// uses (healthsvc's default 4): what DynamoDB Local itself takes.
+		b.Run(fmt.Sprintf("cases=%d/putitem-baseline", n), func(b *testing.B) {
+			if n > *storeCases {
+				b.Skipf("store runs up to -ingest.store-cases=%d cases", *storeCases)
+			}
+			db, table := storetest.NewTable(b)
+			b.ResetTimer()
+			for range b.N {
+				next := atomic.Int64{}
+				var wg sync.WaitGroup
+				for range 4 {
+					wg.Go(func() {
+						for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+							item := map[string]types.AttributeValue{
+								store.AttrPK: &types.AttributeValueMemberS{Value: fmt.Sprintf("ORG#acme#REPO#github.com/acme/web#TEST#%08d", i)},
+								store.AttrSK: &types.AttributeValueMemberS{Value: "TEST"},
+								"n":          &types.AttributeValueMemberN{Value: "1"},
+							}
+							if _, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &table, Item: item}); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+			}
+			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "puts/s")
 		})
 	}
 }
