@@ -215,8 +215,7 @@ func (c *Client) PointTestBranch(ctx context.Context, repo Repo, sha, branch str
 		return err
 	}
 	err := c.createBranch(ctx, repo, branch, sha)
-	var e *APIError
-	if errors.As(err, &e) && e.Status == http.StatusUnprocessableEntity && strings.Contains(e.Message, "Object does not exist") {
+	if unprocessable(err, "Object does not exist") {
 		return errs.Wrap(errs.NotFound, err, "github: commit %s is gone", shortSHA(sha))
 	}
 	return err
@@ -257,9 +256,13 @@ func (c *Client) createOrResetBranch(ctx context.Context, repo Repo, branch, sha
 	return c.wrap(err, "reset branch "+branch)
 }
 
-func isAlreadyExists(err error) bool {
+func isAlreadyExists(err error) bool { return unprocessable(err, "already exists") }
+
+// unprocessable reports whether err is GitHub's 422 with a message that
+// contains text.
+func unprocessable(err error, text string) bool {
 	var e *APIError
-	return errors.As(err, &e) && e.Status == http.StatusUnprocessableEntity && strings.Contains(e.Message, "already exists")
+	return errors.As(err, &e) && e.Status == http.StatusUnprocessableEntity && strings.Contains(e.Message, text)
 }
 
 func shortSHA(s string) string {

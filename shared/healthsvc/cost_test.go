@@ -158,15 +158,18 @@ func (e *meteredEnv) seed(tb testing.TB, profile string, days, failEvery int) {
 	}
 }
 
-// itemSize is the stored size of a test's item (SK=TEST) by the billing
-// rules.
+// testItemKey is the key of a test's item (SK=TEST).
+func testItemKey(id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		store.AttrPK: &types.AttributeValueMemberS{Value: "ORG#acme#REPO#" + repo.Key() + "#TEST#" + id},
+		store.AttrSK: &types.AttributeValueMemberS{Value: "TEST"},
+	}
+}
+
+// itemSize is the stored size of a test's item by the billing rules.
 func (e *meteredEnv) itemSize(tb testing.TB, id string) int {
 	tb.Helper()
-	out, err := e.raw.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(e.s.Table()), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{
-			store.AttrPK: &types.AttributeValueMemberS{Value: "ORG#acme#REPO#" + repo.Key() + "#TEST#" + id},
-			store.AttrSK: &types.AttributeValueMemberS{Value: "TEST"},
-		}})
+	out, err := e.raw.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(e.s.Table()), ConsistentRead: aws.Bool(true), Key: testItemKey(id)})
 	if err != nil || out.Item == nil {
 		tb.Fatalf("test item %s: %v", id, err)
 	}
@@ -179,10 +182,10 @@ func (e *meteredEnv) itemSize(tb testing.TB, id string) int {
 // shared among them), with a passing and with a failing run each; the size
 // of a test's item; and get-test-details' reads (the repository and the
 // test, as its handler reads them, with the view built) beside a bare
-// GetItem of the test's item, in the same run. Seeding 30 days takes a
-// minute on DynamoDB Local.
+// GetItem of the test's item, in the same run. Seeding 30 days takes a few
+// minutes on DynamoDB Local.
 //
-//	go test -run '^$' -bench Cost -benchtime 5x ./shared/healthsvc/
+//	go test -run '^$' -bench Cost -benchtime 3x ./shared/healthsvc/
 func BenchmarkCost(b *testing.B) {
 	for _, p := range costProfiles {
 		b.Run(p.name, func(b *testing.B) { benchCost(b, p.name, p.days, p.failEvery) })
@@ -193,78 +196,66 @@ func benchCost(b *testing.B, profile string, days, failEvery int) {
 	ctx := context.Background()
 	e := newMeteredEnv(b)
 	e.seed(b, profile, days, failEvery)
-	p := struct {
-		name string
-		days int
-	}{profile, days}
 	uploads := 0
-	{
-		for _, outcome := range []string{"pass", "fail"} {
-			b.Run("upload-"+outcome, func(b *testing.B) {
-				var read, write, index float64
-				for range b.N {
-					uploads++
-					var cases []string
-					for i := range costTests {
-						name := costTestName(p.name, i)
-						if p.days == 0 {
-							name += fmt.Sprintf("_u%d", uploads) // a fresh test every upload
-						}
-						if outcome == "fail" {
-							name += "!"
-						}
-						cases = append(cases, name)
-					}
-					id, _ := e.stageSized(b, report("src/app_test.go", cases...))
-					e.meter.Bill = &billing.Bill{}
-					if err := e.svc.Ingest(ctx, "acme", id); err != nil {
-						b.Fatal(err)
-					}
-					t := e.meter.Bill.Total()
-					if testing.Verbose() {
-						b.Logf("%s", e.meter.Bill)
-					}
-					read, write, index = read+t.Read, write+t.Write, index+t.IndexWrite
-				}
-				n := float64(b.N * costTests)
-				b.ReportMetric(write/n+index/n, "wru/test")
-				b.ReportMetric(index/n, "index-wru/test")
-				b.ReportMetric(read/n, "rru/test")
-				name := costTestName(p.name, 0)
-				if p.days == 0 {
-					name += fmt.Sprintf("_u%d", uploads)
-				}
-				b.ReportMetric(float64(e.itemSize(b, costTestID(name))), "item-bytes")
-			})
+	// name is test i of the profile in the latest upload: a fresh test is
+	// new in every upload.
+	name := func(i int) string {
+		if days == 0 {
+			return fmt.Sprintf("%s_u%d", costTestName(profile, i), uploads)
 		}
-		id := costTestID(costTestName(p.name, 0))
-		if p.days == 0 {
-			id = costTestID(costTestName(p.name, 0) + fmt.Sprintf("_u%d", uploads))
-		}
-		b.Run("get-test-details", func(b *testing.B) {
-			e.meter.Bill = &billing.Bill{}
+		return costTestName(profile, i)
+	}
+	for _, outcome := range []string{"pass", "fail"} {
+		b.Run("upload-"+outcome, func(b *testing.B) {
+			var read, write, index float64
 			for range b.N {
-				r, tc, err := e.s.GetRepoAndTest(ctx, "acme", repo, id)
-				if err != nil {
+				uploads++
+				var cases []string
+				for i := range costTests {
+					c := name(i)
+					if outcome == "fail" {
+						c += "!"
+					}
+					cases = append(cases, c)
+				}
+				id, _ := e.stageSized(b, report("src/app_test.go", cases...))
+				e.meter.Bill = &billing.Bill{}
+				if err := e.svc.Ingest(ctx, "acme", id); err != nil {
 					b.Fatal(err)
 				}
-				s := testhealth.SettingsOf(r.HealthSettings, r.Branch())
-				tc.Quarantined = testhealth.Quarantined(tc, s)
-				_ = e.svc.Viewer.Full(tc, s, e.clock.Now())
-			}
-			b.ReportMetric(e.meter.Bill.Total().Read/float64(b.N), "rru/op")
-		})
-		b.Run("bare-getitem", func(b *testing.B) {
-			in := &dynamodb.GetItemInput{TableName: aws.String(e.s.Table()), ConsistentRead: aws.Bool(true),
-				Key: map[string]types.AttributeValue{
-					store.AttrPK: &types.AttributeValueMemberS{Value: "ORG#acme#REPO#" + repo.Key() + "#TEST#" + id},
-					store.AttrSK: &types.AttributeValueMemberS{Value: "TEST"},
-				}}
-			for range b.N {
-				if out, err := e.raw.GetItem(ctx, in); err != nil || out.Item == nil {
-					b.Fatal(err)
+				t := e.meter.Bill.Total()
+				if testing.Verbose() {
+					b.Logf("%s", e.meter.Bill)
 				}
+				read, write, index = read+t.Read, write+t.Write, index+t.IndexWrite
 			}
+			n := float64(b.N * costTests)
+			b.ReportMetric(write/n+index/n, "wru/test")
+			b.ReportMetric(index/n, "index-wru/test")
+			b.ReportMetric(read/n, "rru/test")
+			b.ReportMetric(float64(e.itemSize(b, costTestID(name(0)))), "item-bytes")
 		})
 	}
+	id := costTestID(name(0))
+	b.Run("get-test-details", func(b *testing.B) {
+		e.meter.Bill = &billing.Bill{}
+		for range b.N {
+			r, tc, err := e.s.GetRepoAndTest(ctx, "acme", repo, id)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := testhealth.SettingsOf(r.HealthSettings, r.Branch())
+			tc.Quarantined = testhealth.Quarantined(tc, s)
+			_ = e.svc.Viewer.Full(tc, s, e.clock.Now())
+		}
+		b.ReportMetric(e.meter.Bill.Total().Read/float64(b.N), "rru/op")
+	})
+	b.Run("bare-getitem", func(b *testing.B) {
+		in := &dynamodb.GetItemInput{TableName: aws.String(e.s.Table()), ConsistentRead: aws.Bool(true), Key: testItemKey(id)}
+		for range b.N {
+			if out, err := e.raw.GetItem(ctx, in); err != nil || out.Item == nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

@@ -56,7 +56,7 @@ func decide(tc testhealth.TestCase, commit *testhealth.CommitResult, s testhealt
 	// Counters that left every window are ignored by every figure; they
 	// are removed in batches (testhealth.PruneBatch), not an hour at a
 	// time, for the same reason.
-	pruneDue := pruned && testhealth.Dropped(tc, after) >= testhealth.PruneBatch
+	pruneDue := pruned >= testhealth.PruneBatch
 	changed := statusChanged || pruneDue ||
 		!after.QuarantineSince.Equal(tc.QuarantineSince) || flakeChanged(tc.Flake, after.Flake)
 	return after, changed

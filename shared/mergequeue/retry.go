@@ -45,10 +45,10 @@ func EvidenceWanted(s Snapshot) []Run {
 func (m *machine) retry() {
 	for i := range m.s.Runs {
 		r := &m.s.Runs[i]
-		if !m.awaiting(r) {
+		e := m.awaiting(r)
+		if e == nil {
 			continue
 		}
-		e := m.entryByIDPtr(r.EntryID)
 		if ev := m.evidence[r.ID]; ev != nil && r.Evidence == nil {
 			r.Evidence = ev
 			m.touchRun(r)
@@ -82,14 +82,16 @@ func (m *machine) failAwaiting(e *Entry, r *Run) {
 	m.transition(e, PendingFailure, r.Reason)
 }
 
-// awaiting reports whether r is a failed run whose PR still waits on it
-// for a retry decision.
-func (m *machine) awaiting(r *Run) bool {
+// awaiting is the entry that still waits on r, a failed run, for a retry
+// decision; nil when none does.
+func (m *machine) awaiting(r *Run) *Entry {
 	if r.EvidenceDue.IsZero() || r.Status != RunFailed {
-		return false
+		return nil
 	}
-	e := m.entryByIDPtr(r.EntryID)
-	return e != nil && e.RunID == r.ID && e.State == Testing
+	if e := m.entryByIDPtr(r.EntryID); e != nil && e.RunID == r.ID && e.State == Testing {
+		return e
+	}
+	return nil
 }
 
 // awaitingEvidence reports whether a failed run waits for its evidence
@@ -99,7 +101,7 @@ func (m *machine) awaitingEvidence() bool {
 		return false
 	}
 	for i := range m.s.Runs {
-		if r := &m.s.Runs[i]; r.Evidence == nil && m.awaiting(r) {
+		if r := &m.s.Runs[i]; r.Evidence == nil && m.awaiting(r) != nil {
 			return true
 		}
 	}

@@ -108,32 +108,10 @@ func PullRequestsImpacted(tc TestCase, now time.Time) int {
 	return n
 }
 
-// PruneBatch is how many entries that left every window (Dropped) make a
-// write to remove them worth its cost: about half a day of an hourly
+// PruneBatch is how many entries that left every window (Prune's count)
+// make a write to remove them worth its cost: about half a day of an hourly
 // test's counters.
 const PruneBatch = 48
-
-// Dropped counts the entries of before that after no longer has: hour
-// counters, cluster days and clusters, pull-request failures (what Prune
-// dropped).
-func Dropped(before, after TestCase) int {
-	n := 0
-	pairs := [][2]map[string]int{
-		{before.PassedByHour, after.PassedByHour}, {before.FailedByHour, after.FailedByHour},
-		{before.MonitoredPassedByHour, after.MonitoredPassedByHour}, {before.MonitoredFailedByHour, after.MonitoredFailedByHour},
-	}
-	for _, p := range pairs {
-		n += max(len(p[0])-len(p[1]), 0)
-	}
-	for k, c := range before.Failures {
-		kept, ok := after.Failures[k]
-		if !ok {
-			n++
-		}
-		n += max(len(c.ByDay)-len(kept.ByDay), 0)
-	}
-	return n + max(len(before.FailedPRs)-len(after.FailedPRs), 0)
-}
 
 // Keep is how long counters stay on a test: the longest window (7 days)
 // and one bucket more.
@@ -144,20 +122,21 @@ const Keep = Week + Day
 // cluster with no day left) and without the clusters beyond the
 // MaxClusters most recent and the pull requests beyond the MaxFailedPRs
 // most recent, so that a test's record stays small however long
-// it lives. It reports whether anything was dropped; tc is not changed.
-func Prune(tc TestCase, now time.Time) (TestCase, bool) {
+// it lives. It reports how many entries it dropped (hour counters, cluster
+// days, clusters, pull requests); tc is not changed.
+func Prune(tc TestCase, now time.Time) (TestCase, int) {
 	cut := now.Add(-Keep)
 	hour, day := hourOf(cut), dayOf(cut)
 	older := func(k string, than int64) bool {
 		n, err := strconv.ParseInt(k, 10, 64)
 		return err == nil && n < than
 	}
-	pruned := false
+	dropped := 0
 	counters := func(m map[string]int) map[string]int {
 		out := make(map[string]int, len(m))
 		for k, n := range m {
 			if older(k, hour) {
-				pruned = true
+				dropped++
 				continue
 			}
 			out[k] = n
@@ -172,13 +151,13 @@ func Prune(tc TestCase, now time.Time) (TestCase, bool) {
 		days := make(map[string]int, len(c.ByDay))
 		for d, n := range c.ByDay {
 			if older(d, day) {
-				pruned = true
+				dropped++
 				continue
 			}
 			days[d] = n
 		}
 		if len(days) == 0 {
-			pruned = true
+			dropped++
 			continue
 		}
 		c.ByDay = days
@@ -197,16 +176,16 @@ func Prune(tc TestCase, now time.Time) (TestCase, bool) {
 			return keys[i] < keys[j]
 		})
 		for _, k := range keys[MaxClusters:] {
+			dropped += 1 + len(clusters[k].ByDay)
 			delete(clusters, k)
 		}
-		pruned = true
 	}
 	tc.Failures = clusters
 
 	prs := make(map[string]time.Time, len(tc.FailedPRs))
 	for pr, at := range tc.FailedPRs {
 		if at.Before(cut) {
-			pruned = true
+			dropped++
 			continue
 		}
 		prs[pr] = at
@@ -225,8 +204,8 @@ func Prune(tc TestCase, now time.Time) (TestCase, bool) {
 		for _, pr := range keys[MaxFailedPRs:] {
 			delete(prs, pr)
 		}
-		pruned = true
+		dropped += len(keys) - MaxFailedPRs
 	}
 	tc.FailedPRs = prs
-	return tc, pruned
+	return tc, dropped
 }
