@@ -26,7 +26,7 @@ func testShow(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	r, tc, err := a.Store.GetRepoAndTest(e.ctx, *org, ref, strings.ToLower(pos[1]))
+	r, tc, err := a.Store.ShowTest(e.ctx, *org, ref, strings.ToLower(pos[1]))
 	if err != nil {
 		return t.failed(err)
 	}

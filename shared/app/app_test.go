@@ -181,7 +181,8 @@ func TestLogLineCountsDynamoDBCalls(t *testing.T) {
 
 // TestLogLineBillsDynamoDBCalls: with DDB_BILL, a request's line carries
 // what its calls cost by AWS's rules: get-test-details reads the repository
-// and the test in one consistent BatchGetItem, one unit each; a ticket
+// and the test's three items in one eventually consistent BatchGetItem,
+// half a unit each; a ticket
 // link writes the test and its event in a transaction, twice each.
 func TestLogLineBillsDynamoDBCalls(t *testing.T) {
 	t.Parallel()

@@ -73,7 +73,11 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 	if workers <= 0 {
 		workers = 4
 	}
-	rec := newRecorder(ctx, s, runs, settings, owners, meta, workers)
+	done, err := s.Store.DoneBatches(ctx, runs)
+	if err != nil {
+		return err
+	}
+	rec := newRecorder(ctx, s, runs, settings, owners, meta, workers, check.failed, done)
 	sum, err := s.read(ctx, up, bundle.Handler{Run: rec.add})
 	if err == nil {
 		err = rec.close()
@@ -82,6 +86,26 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if !guarded && runs.SHA != "" && len(check.failed) < maxFailedIDs {
+		// Failed here and passed in another upload of the commit, or the
+		// other way round: pass-on-retry across uploads. Looked for once
+		// this upload's batches are recorded, so that of two uploads of a
+		// commit ingested at once, the later sees the earlier.
+		commits, err := s.Store.CommitEvidence(ctx, runs, check.failed)
+		if err != nil {
+			return err
+		}
+		if len(commits) > 0 {
+			ids := make([]string, 0, len(commits))
+			for id := range commits {
+				ids = append(ids, id)
+			}
+			slices.Sort(ids)
+			if err := s.Reclassify(ctx, org, repo.Ref, settings, commits, ids); err != nil {
+				return err
+			}
+		}
 	}
 	up.State = store.UploadIngested
 	up.Files, up.Tests, up.Runs = sum.Files, rec.tests, sum.Runs
@@ -114,12 +138,21 @@ type checked struct {
 	codeowners  []byte
 	cases       int // first attempts that passed or failed
 	failedCases int // of those, failed
+	// failed holds the ids of the tests with a failed run (any attempt),
+	// up to maxFailedIDs: what pass-on-retry looks for on the commit.
+	failed map[string]bool
 }
+
+// maxFailedIDs bounds the failed tests an ingest remembers for
+// pass-on-retry; an upload where more failed looks for no evidence across
+// uploads (within it, a failure and a pass are still seen when they share
+// the first maxFailedIDs).
+const maxFailedIDs = 200_000
 
 // check reads the whole bundle without recording anything: the meta must
 // name this organization, repository and upload, and every file must parse.
 func (s *Service) check(ctx context.Context, up store.Upload) (checked, error) {
-	var c checked
+	c := checked{failed: map[string]bool{}}
 	_, err := s.read(ctx, up, bundle.Handler{
 		Meta: func(m bundle.Meta) error {
 			if !strings.EqualFold(m.Org, up.Org) {
@@ -136,11 +169,15 @@ func (s *Service) check(ctx context.Context, up store.Upload) (checked, error) {
 			return nil
 		},
 		Run: func(_ string, r junit.Run) error {
+			failed := r.Status == junit.Failed || r.Status == junit.Errored
 			if r.Attempt == 0 && r.Status != junit.Skipped {
 				c.cases++
-				if r.Status == junit.Failed || r.Status == junit.Errored {
+				if failed {
 					c.failedCases++
 				}
+			}
+			if failed && len(c.failed) < maxFailedIDs {
+				c.failed[strings.ToLower(testID(c.meta, r))] = true
 			}
 			return nil
 		},
@@ -207,25 +244,35 @@ type recorder struct {
 	ownersOf map[string][]string // file → owners, per upload
 	meta     bundle.Meta
 
-	batch store.RunBatch
-	seq   int
-	tests int // distinct tests per batch, summed (an upper bound across batches)
+	batch      store.RunBatch
+	batches    int // batches taken so far: the next one's number
+	done       map[int]bool
+	failedHere map[string]bool // tests with a failed run in the upload (checked.failed)
+	seq        int
+	tests      int // distinct tests per batch, summed (an upper bound across batches)
 
 	// On a merge-queue test branch, the tests that failed (id → name) and
 	// those that passed, for the queue's evidence (failedTests).
 	failing map[string]string
 	passing map[string]bool
 
-	work chan []testhealth.TestRuns
+	work chan numbered
 	wg   sync.WaitGroup
 	mu   sync.Mutex
 	err  error
 }
 
-func newRecorder(ctx context.Context, s *Service, up testhealth.UploadRuns, settings testhealth.Settings, owners *codeowners.File, meta bundle.Meta, workers int) *recorder {
+// numbered is a batch with its number in the upload.
+type numbered struct {
+	n     int
+	tests []testhealth.TestRuns
+}
+
+func newRecorder(ctx context.Context, s *Service, up testhealth.UploadRuns, settings testhealth.Settings, owners *codeowners.File, meta bundle.Meta, workers int, failed map[string]bool, done map[int]bool) *recorder {
 	r := &recorder{
 		ctx: ctx, s: s, up: up, settings: settings, owners: owners, ownersOf: map[string][]string{}, meta: meta,
-		work: make(chan []testhealth.TestRuns, workers),
+		failedHere: failed, done: done,
+		work: make(chan numbered, workers),
 	}
 	if strings.HasPrefix(up.Branch, mergequeue.TestBranchPrefix) {
 		r.failing, r.passing = map[string]string{}, map[string]bool{}
@@ -268,11 +315,7 @@ func (r *recorder) add(_ string, jr junit.Run) error {
 	if err := r.firstErr(); err != nil {
 		return err
 	}
-	id := testhealth.TestID(testhealth.Identity{
-		Org: r.meta.Org, Repo: r.meta.Repo.Host + "/" + r.meta.Repo.Owner + "/" + r.meta.Repo.Name,
-		File: jr.File, Classname: jr.Classname, Parent: jr.Parent, Name: jr.Name, ExplicitID: jr.ID,
-		Variant: r.meta.Variant,
-	})
+	id := testID(r.meta, jr)
 	run := testhealth.Run{Seq: r.seq, Status: string(jr.Status), Attempt: jr.Attempt, Duration: jr.Duration}
 	r.seq++
 	switch {
@@ -336,8 +379,13 @@ func (r *recorder) flush() {
 	if len(batch) == 0 {
 		return
 	}
+	n := r.batches
+	r.batches++
 	r.tests += len(batch)
-	r.work <- batch
+	if r.done[n] {
+		return // recorded by an earlier, interrupted ingest
+	}
+	r.work <- numbered{n, batch}
 }
 
 func (r *recorder) close() error {
@@ -353,21 +401,55 @@ func (r *recorder) abort() {
 	r.wg.Wait()
 }
 
-// record stores one batch and classifies its tests.
-func (r *recorder) record(batch []testhealth.TestRuns) error {
+// record counts one batch, classifies its tests from the counters the
+// store returned, and records the batch as done. A test whose decision
+// changes is decided again on the whole test (rare: its status, flake
+// evidence or quarantine changes). A test that failed in this upload and
+// passes in this batch failed and passed on the commit.
+func (r *recorder) record(b numbered) error {
 	ctx := r.ctx
-	if err := r.s.Store.RecordRuns(ctx, r.up, batch); err != nil {
+	up := r.up
+	up.Batch = b.n
+	views, err := r.s.Store.RecordBatch(ctx, up, b.tests)
+	if err != nil {
 		return err
 	}
-	ids := make([]string, len(batch))
-	for i, tr := range batch {
-		ids[i] = tr.Test.ID
+	now := r.s.Now()
+	var changed, passed, failed []string
+	commits := map[string]testhealth.CommitResult{}
+	for i, tr := range b.tests {
+		id := strings.ToLower(tr.Test.ID)
+		var commit *testhealth.CommitResult
+		passes := slices.ContainsFunc(tr.Runs, func(run testhealth.Run) bool { return run.Status == "passed" })
+		if passes {
+			passed = append(passed, id)
+		}
+		if slices.ContainsFunc(tr.Runs, testhealth.Run.Failed) {
+			failed = append(failed, id)
+		}
+		if !up.Guarded && up.SHA != "" && passes && r.failedHere[id] {
+			commit = &testhealth.CommitResult{SHA: up.SHA, Branch: up.Branch, PassedAt: up.At, FailedAt: up.At}
+			commits[id] = *commit
+		}
+		if _, ok := decide(views[i], commit, r.settings, now); ok {
+			changed = append(changed, id)
+		}
 	}
-	sha := r.up.SHA
-	if r.up.Guarded {
-		sha = "" // the guard keeps this upload out of pass-on-retry too
+	if len(changed) > 0 {
+		if err := r.s.Reclassify(ctx, up.Org, up.Repo, r.settings, commits, changed); err != nil {
+			return err
+		}
 	}
-	return r.s.Reclassify(ctx, r.up.Org, r.up.Repo, r.settings, sha, ids)
+	return r.s.Store.PutBatchRecord(ctx, up, passed, failed)
+}
+
+// testID is the id of a run's test in an upload with meta m.
+func testID(m bundle.Meta, jr junit.Run) string {
+	return testhealth.TestID(testhealth.Identity{
+		Org: m.Org, Repo: m.Repo.Host + "/" + m.Repo.Owner + "/" + m.Repo.Name,
+		File: jr.File, Classname: jr.Classname, Parent: jr.Parent, Name: jr.Name, ExplicitID: jr.ID,
+		Variant: m.Variant,
+	})
 }
 
 // uploadTime is when an upload's runs happened: the uploader's time, but

@@ -84,41 +84,25 @@ func (s *Service) apply(ctx context.Context, before, after testhealth.TestCase, 
 	return s.Store.UpdateHealth(ctx, before, after, events)
 }
 
-// Reclassify decides the health of tests of one repository again and
-// writes what changed; sha names the commit whose results just arrived (""
-// for a scheduled pass), so that a failure and a pass on it are seen. A
+// Reclassify decides the health of tests of one repository again, read
+// whole, and writes what changed; commits holds the new evidence of a test
+// that failed and passed on one commit (none for a scheduled pass). A
 // decision that loses a race with another writer is made again on fresh
 // data.
-func (s *Service) Reclassify(ctx context.Context, org string, repo repository.Ref, settings testhealth.Settings, sha string, ids []string) error {
+func (s *Service) Reclassify(ctx context.Context, org string, repo repository.Ref, settings testhealth.Settings, commits map[string]testhealth.CommitResult, ids []string) error {
 	for try := 0; len(ids) > 0; try++ {
 		if try > 6 {
 			return errs.E(errs.Unavailable, "tests kept changing while being classified")
 		}
-		var tests map[string]testhealth.TestCase
-		var commits map[string]testhealth.CommitResult
-		var err error
-		if sha != "" {
-			tests, commits, err = s.Store.TestsAndCommits(ctx, org, repo, sha, ids)
-		} else {
-			var list []testhealth.TestCase
-			list, err = s.Store.GetTestCases(ctx, org, repo, ids)
-			tests = map[string]testhealth.TestCase{}
-			for _, tc := range list {
-				tests[tc.ID] = tc
-			}
-		}
+		list, err := s.Store.GetTestCases(ctx, org, repo, ids)
 		if err != nil {
 			return err
 		}
 		now := s.Now()
 		var retry []string
-		for _, id := range ids {
-			tc, ok := tests[id]
-			if !ok {
-				continue
-			}
+		for _, tc := range list {
 			var commit *testhealth.CommitResult
-			if c, ok := commits[id]; ok {
+			if c, ok := commits[tc.ID]; ok {
 				commit = &c
 			}
 			after, changed := decide(tc, commit, settings, now)
@@ -128,7 +112,7 @@ func (s *Service) Reclassify(ctx context.Context, org string, repo repository.Re
 			err := s.apply(ctx, tc, after, settings, now)
 			switch {
 			case errs.Is(err, errs.Conflict):
-				retry = append(retry, id)
+				retry = append(retry, tc.ID)
 			case err != nil:
 				return err
 			}
@@ -166,7 +150,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 					for i, tc := range page.Tests {
 						ids[i] = tc.ID
 					}
-					if err := s.Reclassify(ctx, org, repo.Ref, settings, "", ids); err != nil {
+					if err := s.Reclassify(ctx, org, repo.Ref, settings, nil, ids); err != nil {
 						return n, err
 					}
 					n += len(ids)

@@ -60,58 +60,90 @@ func indexKeys(tc testhealth.TestCase) map[string]types.AttributeValue {
 // update expression stays under DynamoDB's 4 KB.
 const maxRemovals = 200
 
-// UpdateHealth writes the health of a test as decided from before (the item
-// as read): status, flake evidence, quarantine override and the index keys
-// they imply, removes the counters after no longer has (testhealth.Prune),
-// and records events in the
-// outbox, all in one transaction. It is conditional on the item's Rev being
-// the one read: Conflict means another writer decided first, and the
-// caller should read again and decide again.
+// UpdateHealth writes the health of a test as decided from before (the test
+// as read whole): status, flake evidence and quarantine override on the
+// counter item (what classification reads) and the meta item (what a read
+// shows), the index entry they imply, the removal of what after no longer
+// has (testhealth.Prune) from the items holding it, and events in the
+// outbox, all in one transaction. It is conditional on the counter item's
+// Rev being the one read: Conflict means another writer decided first, and
+// the caller should read again and decide again.
 func (s *Store) UpdateHealth(ctx context.Context, before, after testhealth.TestCase, events []Event) error {
-	u := newUpdate()
-	u.setTo("status", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-		"value": str(after.Status.Value), "reason": str(after.Status.Reason), "at": timeStr(after.Status.Timestamp),
-	}})
-	if after.Flake != nil {
-		u.setTo("flake", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-			"at": timeStr(after.Flake.At), "sha": str(after.Flake.SHA), "branch": str(after.Flake.Branch),
-		}})
-	}
-	var remove []string
+	hotHours, metaHours := droppedHours(before, after)
+	failures := droppedFailures(before, after)
+
+	hot := newUpdate()
+	hot.setTo("sv", str(after.Status.Value))
+	hot.set = append(hot.set, hot.name("rev")+" = "+hot.value(num(before.Rev+1)))
+	var hotRemove []string
 	if after.QuarantineOverride != "" {
-		u.setTo("quarantine_override", str(after.QuarantineOverride))
+		hot.setTo("qo", str(after.QuarantineOverride))
 	} else {
-		remove = append(remove, u.name("quarantine_override"))
+		hotRemove = append(hotRemove, hot.name("qo"), hot.name("quarantine_override"))
 	}
-	if !after.QuarantineSince.IsZero() {
-		u.setTo("quarantine_since", timeStr(after.QuarantineSince))
+	if after.Flake != nil {
+		hot.setTo("fa", num64(after.Flake.At.UnixNano()))
 	}
 	for _, k := range []string{AttrGSI1PK, AttrGSI1SK, AttrGSI2PK, AttrGSI2SK} {
-		remove = append(remove, u.name(k)) // the index entry holds them (and an old aggregate moves them there)
+		hotRemove = append(hotRemove, hot.name(k)) // an aggregate of the earlier layout moves them to the index entry
 	}
-	u.set = append(u.set, u.name("rev")+" = "+u.value(num(before.Rev+1)))
-	dropped := droppedCounters(before, after)
 	// An expression is at most 4 KB: a test idle for weeks may have
 	// thousands of counters to drop; the rest go with the next write.
-	for _, a := range dropped[:min(len(dropped), maxRemovals)] {
-		remove = append(remove, u.name(a))
+	for _, a := range capped(append(hotHours, failures...), maxRemovals) {
+		hotRemove = append(hotRemove, hot.name(a)) // the earlier layout kept failures here too
 	}
-	expr := u.expression()
-	if len(remove) > 0 {
-		expr += " REMOVE " + strings.Join(remove, ", ")
-	}
-	cond := "attribute_exists(PK) AND (" + u.name("rev") + " = " + u.value(num(before.Rev))
+	cond := "attribute_exists(PK) AND (" + hot.name("rev") + " = " + hot.value(num(before.Rev))
 	if before.Rev == 0 {
-		cond += " OR attribute_not_exists(" + u.name("rev") + ")"
+		cond += " OR attribute_not_exists(" + hot.name("rev") + ")"
 	}
 	cond += ")"
 	actions := []types.TransactWriteItem{{Update: &types.Update{
 		Key:                       testKey(before.Org, before.Repo, before.ID),
-		UpdateExpression:          aws.String(expr),
+		UpdateExpression:          aws.String(withRemove(hot.expression(), hotRemove)),
 		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  u.names,
-		ExpressionAttributeValues: u.values,
+		ExpressionAttributeNames:  hot.names,
+		ExpressionAttributeValues: hot.values,
 	}}}
+
+	meta := newUpdate()
+	meta.setTo("status", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+		"value": str(after.Status.Value), "reason": str(after.Status.Reason), "at": timeStr(after.Status.Timestamp),
+	}})
+	if after.Flake != nil {
+		meta.setTo("flake", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+			"at": timeStr(after.Flake.At), "sha": str(after.Flake.SHA), "branch": str(after.Flake.Branch),
+		}})
+	}
+	var metaRemove []string
+	if after.QuarantineOverride != "" {
+		meta.setTo("quarantine_override", str(after.QuarantineOverride))
+	} else {
+		metaRemove = append(metaRemove, meta.name("quarantine_override"))
+	}
+	if !after.QuarantineSince.IsZero() {
+		meta.setTo("quarantine_since", timeStr(after.QuarantineSince))
+	}
+	for _, a := range capped(metaHours, maxRemovals) {
+		metaRemove = append(metaRemove, meta.name(a))
+	}
+	actions = append(actions, types.TransactWriteItem{Update: &types.Update{
+		Key:                       metaKey(before.Org, before.Repo, before.ID),
+		UpdateExpression:          aws.String(withRemove(meta.expression(), metaRemove)),
+		ExpressionAttributeNames:  meta.names,
+		ExpressionAttributeValues: meta.values,
+	}})
+	if len(failures) > 0 {
+		fail := newUpdate()
+		var remove []string
+		for _, a := range capped(failures, maxRemovals) {
+			remove = append(remove, fail.name(a))
+		}
+		actions = append(actions, types.TransactWriteItem{Update: &types.Update{
+			Key:                      failKey(before.Org, before.Repo, before.ID),
+			UpdateExpression:         aws.String("REMOVE " + strings.Join(remove, ", ")),
+			ExpressionAttributeNames: fail.names,
+		}})
+	}
 	actions = append(actions, indexEntryWrite(after))
 	for _, ev := range events {
 		put, err := s.eventPut(before.Org, ev)
@@ -125,6 +157,16 @@ func (s *Store) UpdateHealth(ctx context.Context, before, after testhealth.TestC
 		return errs.Wrap(errs.Conflict, err, "test %s changed meanwhile", before.ID)
 	}
 	return err
+}
+
+func capped(names []string, n int) []string { return names[:min(len(names), n)] }
+
+// withRemove appends a REMOVE clause of names to an update expression.
+func withRemove(expr string, names []string) string {
+	if len(names) == 0 {
+		return expr
+	}
+	return strings.TrimSpace(expr + " REMOVE " + strings.Join(names, ", "))
 }
 
 const skIndex = "INDEX"
@@ -156,7 +198,7 @@ type Page struct {
 // in id order, starting after the id after (""; from the start), or before
 // before when reading backwards. One Query on GSI1.
 func (s *Store) ListUnhealthy(ctx context.Context, org string, repo repository.Ref, status string, q PageQuery) (Page, error) {
-	return s.listIndex(ctx, IndexGSI1, AttrGSI1PK, AttrGSI1SK, unhealthyPK(org, repo, status), "", q)
+	return s.listIndex(ctx, org, repo, IndexGSI1, AttrGSI1PK, AttrGSI1SK, unhealthyPK(org, repo, status), "", q)
 }
 
 // CountUnhealthy counts a repository's tests of one status.
@@ -172,7 +214,7 @@ func (s *Store) ListQuarantineCandidates(ctx context.Context, org string, repo r
 	if alwaysOnly {
 		prefix = "A#"
 	}
-	return s.listIndex(ctx, IndexGSI2, AttrGSI2PK, AttrGSI2SK, quarantinePK(org, repo), prefix, q)
+	return s.listIndex(ctx, org, repo, IndexGSI2, AttrGSI2PK, AttrGSI2SK, quarantinePK(org, repo), prefix, q)
 }
 
 // CountQuarantineCandidates counts what ListQuarantineCandidates lists.
@@ -194,7 +236,7 @@ type PageQuery struct {
 	Last bool
 }
 
-func (s *Store) listIndex(ctx context.Context, index, pkAttr, skAttr, pk, prefix string, q PageQuery) (Page, error) {
+func (s *Store) listIndex(ctx context.Context, org string, repo repository.Ref, index, pkAttr, skAttr, pk, prefix string, q PageQuery) (Page, error) {
 	cond := pkAttr + " = :pk"
 	vals := map[string]types.AttributeValue{":pk": str(pk)}
 	forward := true
@@ -236,7 +278,7 @@ func (s *Store) listIndex(ctx context.Context, index, pkAttr, skAttr, pk, prefix
 		if err != nil {
 			return Page{}, err
 		}
-		page, err := s.entriesToTests(ctx, out.Items)
+		page, err := s.entriesToTests(ctx, org, repo, out.Items)
 		if err != nil {
 			return Page{}, err
 		}
@@ -259,32 +301,33 @@ func (s *Store) listIndex(ctx context.Context, index, pkAttr, skAttr, pk, prefix
 }
 
 // entriesToTests reads the tests of a page of index items, in order: the
-// aggregates of index entries in one BatchGetItem (eventually consistent:
-// a list), an old aggregate that still carries its keys as it is. A test
-// gone meanwhile is left out.
-func (s *Store) entriesToTests(ctx context.Context, items []map[string]types.AttributeValue) ([]testhealth.TestCase, error) {
-	var keys []map[string]types.AttributeValue
+// items of the tests of index entries in BatchGetItems (eventually
+// consistent: a list), an old aggregate that still carries its keys as it
+// is. A test gone meanwhile is left out.
+func (s *Store) entriesToTests(ctx context.Context, org string, repo repository.Ref, items []map[string]types.AttributeValue) ([]testhealth.TestCase, error) {
+	var ids []string
 	for _, item := range items {
-		if item[AttrSK].(*types.AttributeValueMemberS).Value == skIndex {
-			keys = append(keys, key(item[AttrPK].(*types.AttributeValueMemberS).Value, skTest))
+		if skOf(item) == skIndex {
+			ids = append(ids, strAttr(item["id"]))
 		}
 	}
-	byPK := map[string]map[string]types.AttributeValue{}
-	if len(keys) > 0 {
-		got, err := s.batchGetConsistency(ctx, keys, false)
+	byID := map[string]testhealth.TestCase{}
+	if len(ids) > 0 {
+		got, err := s.readTests(ctx, org, repo, ids, false)
 		if err != nil {
 			return nil, err
 		}
-		for _, item := range got {
-			byPK[item[AttrPK].(*types.AttributeValueMemberS).Value] = item
+		for _, tc := range got {
+			byID[strings.ToLower(tc.ID)] = tc
 		}
 	}
 	out := make([]testhealth.TestCase, 0, len(items))
 	for _, item := range items {
-		if item[AttrSK].(*types.AttributeValueMemberS).Value == skIndex {
-			if item = byPK[item[AttrPK].(*types.AttributeValueMemberS).Value]; item == nil {
-				continue
+		if skOf(item) == skIndex {
+			if tc, ok := byID[strAttr(item["id"])]; ok {
+				out = append(out, tc)
 			}
+			continue
 		}
 		tc, err := readTestCase(item)
 		if err != nil {

@@ -45,6 +45,24 @@ func testKey(slug string, r repository.Ref, id string) map[string]types.Attribut
 	return key(testPK(slug, r, id), skTest)
 }
 
+// A test's items share its partition and sort under "TEST", so one Query
+// reads them all: the counter item (TEST), written by every upload that
+// runs the test; its failure item (TEST#FAIL), written when it fails; its
+// meta item (TEST#META): identity, owners, health, ticket and the hours
+// folded out of the counter item.
+const (
+	skMeta = skTest + "#META"
+	skFail = skTest + "#FAIL"
+)
+
+func metaKey(slug string, r repository.Ref, id string) map[string]types.AttributeValue {
+	return key(testPK(slug, r, id), skMeta)
+}
+
+func failKey(slug string, r repository.Ref, id string) map[string]types.AttributeValue {
+	return key(testPK(slug, r, id), skFail)
+}
+
 func eventKey(slug, id string) map[string]types.AttributeValue {
 	return key(orgPK(slug)+"#EVENT#"+id, skEvent)
 }

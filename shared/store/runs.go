@@ -2,8 +2,11 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,26 +20,38 @@ import (
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
-// Retention of history: run items outlive the longest window (7 days) and
-// the contract's 30 days of history; commit items outlive the longest
-// pass-on-retry recovery period (15 days).
+// Retention of history: failed-run items outlive the longest window (7
+// days) and the contract's 30 days of history; batch records outlive the
+// longest pass-on-retry recovery period (15 days).
 const (
-	RunRetention    = 35 * 24 * time.Hour
-	CommitRetention = 16 * 24 * time.Hour
+	RunRetention   = 35 * 24 * time.Hour
+	BatchRetention = 16 * 24 * time.Hour
+	// MaxBatchTests is how many tests one batch of an upload holds: its
+	// record names them all and stays under 4 KB.
+	MaxBatchTests = 100
 	// MaxTransactActions is DynamoDB's limit of actions per transaction.
 	MaxTransactActions = 100
-	// maxRunsPerTest keeps one test's share of a transaction, and its
-	// update expression, small; further runs go to the next transaction.
+	// maxRunsPerTest keeps one test's update expression small; further
+	// runs of the test go to the next batch.
 	maxRunsPerTest = 40
+	// maxMessageBytes keeps a failed-run item under 1 KB, one write unit.
+	maxMessageBytes = 512
 )
 
-// RunBatch gathers the runs of one upload, test by test, into what one
-// RecordRuns transaction takes: a test costs one action per run, one for
-// its aggregate and one for its commit item.
+// Counter folding: hours older than foldAge leave the counter item, for the
+// meta item (exact) and a day sum (what classification reads), once
+// foldBatch of them are there. The counter item then holds at most
+// foldAge + foldBatch hours of counters.
+const (
+	foldAge   = 24
+	foldBatch = 12
+)
+
+// RunBatch gathers the runs of one upload, test by test, into batches of at
+// most MaxBatchTests tests.
 type RunBatch struct {
-	tests   []testhealth.TestRuns
-	index   map[string]int // test id → position in tests
-	actions int
+	tests []testhealth.TestRuns
+	index map[string]int // test id → position in tests
 }
 
 // Add adds run to the test of id, starting it with newTest (its identity
@@ -45,11 +60,7 @@ type RunBatch struct {
 // add it again.
 func (b *RunBatch) Add(id string, newTest func() testhealth.TestRuns, run testhealth.Run) bool {
 	i, ok := b.index[id]
-	need := 1
-	if !ok {
-		need = 3 // the run, the aggregate, the commit
-	}
-	if b.actions+need > MaxTransactActions || (ok && len(b.tests[i].Runs) >= maxRunsPerTest) {
+	if !ok && len(b.tests) >= MaxBatchTests || ok && len(b.tests[i].Runs) >= maxRunsPerTest {
 		return false
 	}
 	if !ok {
@@ -61,108 +72,604 @@ func (b *RunBatch) Add(id string, newTest func() testhealth.TestRuns, run testhe
 		b.index[id] = i
 	}
 	b.tests[i].Runs = append(b.tests[i].Runs, run)
-	b.actions += need
 	return true
 }
 
-// Take returns the batch's tests, for RecordRuns, and empties the batch.
+// Take returns the batch's tests, for RecordBatch, and empties the batch.
 func (b *RunBatch) Take() []testhealth.TestRuns {
 	tests := b.tests
 	*b = RunBatch{}
 	return tests
 }
 
-// RecordRuns stores the runs of several tests of one upload in one
-// transaction: for each test, one item per run (created only if absent, so
-// that an upload ingested twice counts once), one atomic update of the
-// test's aggregate item and one of its commit item. The counters are ADDed,
-// so concurrent uploads of the same tests lose nothing. Runs already
-// recorded (an earlier, interrupted ingest of the same upload) are left out
-// and the rest retried; so are transactions that collided with another
-// writer. tests are what a RunBatch took, so they fit one transaction.
+// RecordRuns is RecordBatch without the counters it returns.
 func (s *Store) RecordRuns(ctx context.Context, up testhealth.UploadRuns, tests []testhealth.TestRuns) error {
-	done := map[string]bool{} // run item keys already stored
-	for try := 0; ; try++ {
-		var actions []types.TransactWriteItem
-		var runKeys []string // runKeys[i]: the run key of action i, "" for others
-		for _, tr := range tests {
-			runs := tr.Runs[:0:0]
-			for _, r := range tr.Runs {
-				if !done[runSK(up, r)+tr.Test.ID] {
-					runs = append(runs, r)
-				}
-			}
-			if len(runs) == 0 {
-				continue
-			}
-			for _, r := range runs {
-				put, err := runPut(up, tr.Test.ID, r)
+	_, err := s.RecordBatch(ctx, up, tests)
+	return err
+}
+
+// RecordBatch counts the runs of one batch of an upload (up.Batch), test by
+// test, with no transaction and no read:
+//
+//   - one UpdateItem of the test's counter item ADDs the runs to the hour's
+//     packed counters and the streak, and returns the item as it was, so
+//     that the counters after it are known without reading them;
+//   - a test that failed gets one UpdateItem of its failure item (cluster
+//     counts and texts, pull requests) and an item per failed run (indexed
+//     by day for list-failing-tests), in BatchWriteItems;
+//   - a test seen for the first time, or whose identity or owners changed,
+//     gets its meta item written;
+//   - a counter item holding foldBatch hours older than foldAge folds them
+//     (one transaction, about twice a day per test that runs all day).
+//
+// Each upload and batch is counted once: the counter and failure items
+// keep the tokens of the last batches applied to them (batchTokens), and an
+// update whose token is among them is refused by its condition, which
+// answers with the item, so a repeated batch counts nothing and still
+// learns the counters. Concurrent uploads of the same tests lose nothing:
+// every counter is ADDed.
+//
+// It returns each test's counters as they stand after its runs
+// (testhealth.TestCase with the counter item's fields: status value, rev,
+// streak, hours, folded days), for classification.
+func (s *Store) RecordBatch(ctx context.Context, up testhealth.UploadRuns, tests []testhealth.TestRuns) ([]testhealth.TestCase, error) {
+	tok := batchToken(up.Upload, up.Batch)
+	views := make([]testhealth.TestCase, len(tests))
+	var runs []map[string]types.AttributeValue
+	for i, tr := range tests {
+		view, err := s.recordTest(ctx, up, tok, tr)
+		if err != nil {
+			return nil, err
+		}
+		views[i] = view
+		for _, r := range tr.Runs {
+			if r.Failed() {
+				item, err := runItem(up, tr.Test.ID, r)
 				if err != nil {
-					return err
+					return nil, err
 				}
-				actions = append(actions, types.TransactWriteItem{Put: put})
-				runKeys = append(runKeys, runSK(up, r)+tr.Test.ID)
+				runs = append(runs, item)
 			}
-			actions = append(actions, types.TransactWriteItem{Update: aggregateUpdate(up, tr, runs)})
-			runKeys = append(runKeys, "")
-			if !up.Guarded {
-				actions = append(actions, types.TransactWriteItem{Update: commitUpdate(up, tr.Test.ID, runs)})
-				runKeys = append(runKeys, "")
-			}
-		}
-		if len(actions) == 0 {
-			return nil
-		}
-		if len(actions) > MaxTransactActions {
-			return errs.E(errs.Internal, "RecordRuns: %d actions in one transaction", len(actions))
-		}
-		err := s.transact(ctx, actions...)
-		if err == nil {
-			return nil
-		}
-		var cf *conditionFailed
-		switch {
-		case asConditionFailed(err, &cf):
-			// Only run puts carry a condition: those runs are in already.
-			for _, i := range cf.actions {
-				if runKeys[i] != "" {
-					done[runKeys[i]] = true
-				}
-			}
-		case errs.Is(err, errs.Unavailable) && try < 8:
-			if err := backoff(ctx, try+1); err != nil {
-				return err
-			}
-		default:
-			return err
 		}
 	}
+	if err := s.putAll(ctx, runs); err != nil {
+		return nil, err
+	}
+	return views, nil
+}
+
+// batchTokens is how many batch tokens an item keeps: a batch is counted
+// twice only if it is retried after this many other batches touched the
+// same test since its first attempt.
+const batchTokens = 4
+
+// batchToken names a batch of an upload in a few bytes (48 bits of its
+// hash): tokens are kept on every counter item.
+func batchToken(upload string, batch int) string {
+	sum := sha256.Sum256([]byte(upload + "#" + strconv.Itoa(batch)))
+	return base64.RawURLEncoding.EncodeToString(sum[:6])
+}
+
+// tokenUpdate makes u push tok onto the item's token ring, and returns the
+// condition that tok is not on it yet.
+func tokenUpdate(u *update, tok string) string {
+	t := u.value(str(tok))
+	none := u.value(str("-"))
+	var seen []string
+	for i := batchTokens - 1; i >= 0; i-- {
+		n := u.name("t" + strconv.Itoa(i))
+		if i > 0 {
+			prev := u.name("t" + strconv.Itoa(i-1))
+			u.set = append(u.set, n+" = if_not_exists("+prev+", "+none+")")
+		} else {
+			u.set = append(u.set, n+" = "+t)
+		}
+		seen = append(seen, n+" = "+t)
+	}
+	return "NOT (" + strings.Join(seen, " OR ") + ")"
+}
+
+// recordTest counts one test's runs of a batch and returns its counters.
+func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok string, tr testhealth.TestRuns) (testhealth.TestCase, error) {
+	id := strings.ToLower(tr.Test.ID)
+	at := up.At.UTC()
+	u := newUpdate()
+	cond := tokenUpdate(u, tok)
+	u.setTo("lr", num64(at.UnixNano()))
+	var c hourCounts
+	streak, reset := 0, false
+	for _, r := range tr.Runs {
+		switch {
+		case r.Status == "passed":
+			streak, reset = 0, true
+			if up.Monitored {
+				c.mp++
+			} else {
+				c.op++
+			}
+		case r.Failed():
+			streak++
+			if up.Monitored {
+				c.mf++
+			} else {
+				c.of++
+			}
+		}
+	}
+	hour := at.Unix() / 3600
+	if !c.zero() {
+		u.add = append(u.add, u.name(hourAttr(attrHour, hour))+" "+u.value(c.number()))
+	}
+	if up.Streak {
+		if reset {
+			u.setTo("streak", num(streak))
+		} else {
+			u.addN("streak", streak)
+		}
+	}
+	old, applied, err := s.updateOnce(ctx, testKey(up.Org, up.Repo, id), u, cond)
+	if err != nil {
+		return testhealth.TestCase{}, err
+	}
+	hot := decodeHot(old)
+	if applied {
+		hot.hours[hour] = hot.hours[hour].add(c)
+		if up.Streak {
+			if reset {
+				hot.streak = streak
+			} else {
+				hot.streak += streak
+			}
+		}
+		hot.lastRun = at
+	}
+	if err := s.writeIdentity(ctx, up, tr, hot); err != nil {
+		return testhealth.TestCase{}, err
+	}
+	if err := s.recordFailures(ctx, up, tok, tr); err != nil {
+		return testhealth.TestCase{}, err
+	}
+	if err := s.foldIfDue(ctx, up.Org, up.Repo, id, hot); err != nil {
+		return testhealth.TestCase{}, err
+	}
+	return hot.view(up.Org, up.Repo, id), nil
+}
+
+// updateOnce runs a token-guarded update and returns the item as it was
+// before it, and whether it applied; a refusal (the batch counted already)
+// answers with the item as it is.
+func (s *Store) updateOnce(ctx context.Context, k map[string]types.AttributeValue, u *update, cond string) (map[string]types.AttributeValue, bool, error) {
+	in := &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: k,
+		UpdateExpression:                    aws.String(u.expression()),
+		ConditionExpression:                 aws.String(cond),
+		ExpressionAttributeNames:            u.names,
+		ExpressionAttributeValues:           u.values,
+		ReturnValues:                        types.ReturnValueAllOld,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
+		ReturnConsumedCapacity:              types.ReturnConsumedCapacityTotal,
+	}
+	for try := 0; ; try++ {
+		out, err := s.db.UpdateItem(ctx, in)
+		if err == nil {
+			usageOf(ctx).add(cc(out.ConsumedCapacity)...)
+			return out.Attributes, true, nil
+		}
+		usageOf(ctx).add()
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			return ccf.Item, false, nil
+		}
+		err = translate(err)
+		if !errs.Is(err, errs.Unavailable) || try >= 8 {
+			return nil, false, err
+		}
+		if err := backoff(ctx, try+1); err != nil {
+			return nil, false, err
+		}
+	}
+}
+
+// hotItem is what a counter item holds that classification reads.
+type hotItem struct {
+	hours     map[int64]hourCounts // h{hour}
+	days      map[int64]dayCounts  // d{day}
+	legacy    testhealth.TestCase  // an item of the earlier layout, as it was
+	streak    int
+	lastRun   time.Time
+	status    string
+	override  string
+	flakeAt   time.Time
+	rev       int
+	identity  string // hash of the identity the meta item holds
+	owners    string // hash of the owners the meta item holds
+	exists    bool
+	hasLegacy bool
+}
+
+func decodeHot(item map[string]types.AttributeValue) hotItem {
+	h := hotItem{hours: map[int64]hourCounts{}, days: map[int64]dayCounts{}, exists: item != nil}
+	for name, av := range item {
+		if n, ok := numbered(name, attrHour); ok {
+			if c, ok := unpackHour(av); ok {
+				h.hours[n] = c
+			}
+			continue
+		}
+		if n, ok := numbered(name, attrDay); ok {
+			if c, ok := unpackDay(av); ok {
+				h.days[n] = c
+			}
+			continue
+		}
+		switch name {
+		case "streak":
+			h.streak = intAttr(av)
+		case "lr":
+			h.lastRun = nanosAttr(av)
+		case "sv":
+			h.status = strAttr(av)
+		case "qo":
+			h.override = strAttr(av)
+		case "fa":
+			h.flakeAt = nanosAttr(av)
+		case "rev":
+			h.rev = intAttr(av)
+		case "ih":
+			h.identity = strAttr(av)
+		case "oh":
+			h.owners = strAttr(av)
+		case "id", "status":
+			h.hasLegacy = true
+		}
+	}
+	if h.hasLegacy {
+		// The earlier layout kept everything on this item.
+		h.legacy, _ = readTestCase(item)
+	}
+	return h
+}
+
+// view is the test as classification sees it from its counter item.
+func (h hotItem) view(org string, repo repository.Ref, id string) testhealth.TestCase {
+	tc := h.legacy
+	tc.Org, tc.Repo, tc.ID = org, repo, id
+	tc.Rev, tc.Streak = h.rev, h.streak
+	if !h.lastRun.IsZero() {
+		tc.LastRun = h.lastRun
+	}
+	if h.status != "" {
+		tc.Status.Value = h.status
+	}
+	if h.override != "" {
+		tc.QuarantineOverride = h.override
+	}
+	if !h.flakeAt.IsZero() {
+		tc.Flake = &testhealth.FlakeEvidence{At: h.flakeAt}
+	}
+	for hour, c := range h.hours {
+		addHour(&tc, strconv.FormatInt(hour, 10), c)
+	}
+	for day, c := range h.days {
+		k := strconv.FormatInt(day, 10)
+		for _, m := range []struct {
+			m *map[string]int
+			n int
+		}{{&tc.MonitoredPassedByDay, c.mp}, {&tc.MonitoredFailedByDay, c.mf}} {
+			if *m.m == nil {
+				*m.m = map[string]int{}
+			}
+			(*m.m)[k] += m.n
+		}
+	}
+	return tc
+}
+
+// addHour adds one hour's packed counters to tc's hour maps.
+func addHour(tc *testhealth.TestCase, hour string, c hourCounts) {
+	for _, m := range []struct {
+		m *map[string]int
+		n int
+	}{
+		{&tc.PassedByHour, c.mp + c.op}, {&tc.FailedByHour, c.mf + c.of},
+		{&tc.MonitoredPassedByHour, c.mp}, {&tc.MonitoredFailedByHour, c.mf},
+	} {
+		if m.n == 0 {
+			continue
+		}
+		if *m.m == nil {
+			*m.m = map[string]int{}
+		}
+		(*m.m)[hour] += m.n
+	}
+}
+
+// identityHash and ownersHash are short digests of what the meta item
+// holds, kept on the counter item, so that an upload learns from the
+// update's answer whether the meta item needs writing.
+func identityHash(t testhealth.TestCase) string {
+	return digest(t.ID, t.Name, t.Variant, t.FilePath, t.Parent, t.Classname)
+}
+
+func ownersHash(owners []string) string { return digest(owners...) }
+
+func digest(parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return base64.RawURLEncoding.EncodeToString(sum[:6])
+}
+
+// writeIdentity writes the test's identity (and owners) to its meta item
+// when the counter item does not record it yet: a new test, a renamed one
+// (an explicit id keeps its id), new owners. The hashes go to the counter
+// item after the meta item is written, so a crash in between writes again.
+func (s *Store) writeIdentity(ctx context.Context, up testhealth.UploadRuns, tr testhealth.TestRuns, hot hotItem) error {
+	t := tr.Test
+	ih := identityHash(t)
+	oh := hot.owners
+	if tr.Codeowners != nil {
+		oh = ownersHash(tr.Codeowners)
+	}
+	if hot.identity == ih && hot.owners == oh {
+		return nil
+	}
+	u := newUpdate()
+	u.setTo("org", str(up.Org))
+	u.setIfAbsent("repo", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+		"host": str(up.Repo.Host), "owner": str(up.Repo.Owner), "name": str(up.Repo.Name)}})
+	u.setTo("id", str(strings.ToLower(t.ID)))
+	u.setTo("name", str(t.Name))
+	u.setTo("variant", str(t.Variant))
+	for attr, v := range map[string]string{"file_path": t.FilePath, "parent": t.Parent, "classname": t.Classname} {
+		if v != "" {
+			u.setTo(attr, str(v))
+		}
+	}
+	first := up.At
+	if !hot.legacy.FirstSeen.IsZero() {
+		first = hot.legacy.FirstSeen
+	}
+	u.setIfAbsent("first_seen", timeStr(first))
+	if tr.Codeowners != nil {
+		owners := make([]types.AttributeValue, len(tr.Codeowners))
+		for i, o := range tr.Codeowners {
+			owners[i] = str(o)
+		}
+		u.setTo("codeowners", &types.AttributeValueMemberL{Value: owners})
+	}
+	if _, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
+		Key: metaKey(up.Org, up.Repo, t.ID), UpdateExpression: aws.String(u.expression()),
+		ExpressionAttributeNames: u.names, ExpressionAttributeValues: u.values,
+	}); err != nil {
+		return err
+	}
+	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
+		Key: testKey(up.Org, up.Repo, t.ID), UpdateExpression: aws.String("SET ih = :i, oh = :o"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":i": str(ih), ":o": str(oh)},
+	})
+	return err
+}
+
+// recordFailures counts a batch's failed runs of one test on its failure
+// item: per cluster and day, the cluster's latest text and time, and the
+// pull request's latest failure. The item is pruned when what left every
+// window (or passed the bounds) adds up.
+func (s *Store) recordFailures(ctx context.Context, up testhealth.UploadRuns, tok string, tr testhealth.TestRuns) error {
+	at := up.At.UTC()
+	clusters := map[string]int{}
+	var summaries []testhealth.Run // the last failure of each cluster, in order
+	failed := 0
+	for _, r := range tr.Runs {
+		if !r.Failed() {
+			continue
+		}
+		failed++
+		if r.Cluster == "" {
+			continue
+		}
+		if clusters[r.Cluster] == 0 {
+			summaries = append(summaries, r)
+		} else {
+			for i := range summaries {
+				if summaries[i].Cluster == r.Cluster {
+					summaries[i] = r
+				}
+			}
+		}
+		clusters[r.Cluster]++
+	}
+	if failed == 0 {
+		return nil
+	}
+	u := newUpdate()
+	cond := tokenUpdate(u, tok)
+	day := testhealth.DayKey(at)
+	for _, r := range summaries {
+		u.addN(attrClusterCount+r.Cluster+"."+day, clusters[r.Cluster])
+		u.setTo(attrClusterText+r.Cluster, str(r.Summary))
+		u.setTo(attrClusterLast+r.Cluster, num64(at.UnixNano()))
+	}
+	if up.PR > 0 {
+		u.setTo(attrFailedPR+strconv.Itoa(up.PR), num64(at.UnixNano()))
+	}
+	k := failKey(up.Org, up.Repo, tr.Test.ID)
+	in := &dynamodb.UpdateItemInput{
+		TableName: &s.table, Key: k,
+		UpdateExpression:          aws.String(u.expression()),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  u.names,
+		ExpressionAttributeValues: u.values,
+		ReturnValues:              types.ReturnValueAllNew,
+		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+	}
+	out, err := s.db.UpdateItem(ctx, in)
+	if err != nil {
+		usageOf(ctx).add()
+		var ccf *types.ConditionalCheckFailedException
+		if errors.As(err, &ccf) {
+			return nil // counted by an earlier attempt
+		}
+		return translate(err)
+	}
+	usageOf(ctx).add(cc(out.ConsumedCapacity)...)
+	return s.pruneFailures(ctx, k, out.Attributes)
+}
+
+// pruneFailures removes from a failure item what left every window or
+// passed the bounds (testhealth.Prune), once there are PruneBatch entries
+// of it or a bound is passed: not at every failure.
+func (s *Store) pruneFailures(ctx context.Context, k, item map[string]types.AttributeValue) error {
+	tc, err := readTestCase(item)
+	if err != nil {
+		return err
+	}
+	after, dropped := testhealth.Prune(tc, s.now())
+	over := len(tc.Failures) > testhealth.MaxClusters || len(tc.FailedPRs) > testhealth.MaxFailedPRs
+	if dropped < testhealth.PruneBatch && !over {
+		return nil
+	}
+	names := droppedFailures(tc, after)
+	if len(names) == 0 {
+		return nil
+	}
+	u := newUpdate()
+	var remove []string
+	for _, a := range names[:min(len(names), maxRemovals)] {
+		remove = append(remove, u.name(a))
+	}
+	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
+		Key: k, UpdateExpression: aws.String("REMOVE " + strings.Join(remove, ", ")),
+		ConditionExpression:      aws.String("attribute_exists(PK)"),
+		ExpressionAttributeNames: u.names,
+	})
+	if errs.Is(err, errs.Conflict) {
+		return nil
+	}
+	return err
+}
+
+// foldIfDue moves the counter item's hours older than foldAge to the meta
+// item, exactly, and into day sums of their monitored counts on the
+// counter item, once foldBatch of them are there; days and hours older
+// than testhealth.Keep are dropped on the way. It is one transaction,
+// conditional on the folded hours being what the ingest saw: when another
+// upload counted into one meanwhile, the fold is left to a later upload.
+func (s *Store) foldIfDue(ctx context.Context, org string, repo repository.Ref, id string, hot hotItem) error {
+	now := s.now().UTC()
+	cutHour := now.Unix()/3600 - foldAge
+	keepDay := now.Add(-testhealth.Keep).Unix() / 86400
+	var old []int64
+	for h := range hot.hours {
+		if h <= cutHour {
+			old = append(old, h)
+		}
+	}
+	if len(old) < foldBatch {
+		return nil
+	}
+	slices.Sort(old)
+	hu, mu := newUpdate(), newUpdate()
+	var conds, hotRemove, metaRemove []string
+	sums := map[int64]dayCounts{}
+	for _, h := range old {
+		c := hot.hours[h]
+		n := hu.name(hourAttr(attrHour, h))
+		conds = append(conds, n+" = "+hu.value(c.number()))
+		hotRemove = append(hotRemove, n)
+		if day := h / 24; day >= keepDay {
+			d := sums[day]
+			sums[day] = dayCounts{d.mp + c.mp, d.mf + c.mf}
+			mu.add = append(mu.add, mu.name(hourAttr(attrOldHour, h))+" "+mu.value(c.number()))
+		}
+	}
+	for day, c := range sums {
+		hu.add = append(hu.add, hu.name(hourAttr(attrDay, day))+" "+hu.value(c.number()))
+	}
+	for day := range hot.days {
+		if day < keepDay {
+			hotRemove = append(hotRemove, hu.name(hourAttr(attrDay, day)))
+			for h := day * 24; h < day*24+24; h++ {
+				metaRemove = append(metaRemove, mu.name(hourAttr(attrOldHour, h)))
+			}
+		}
+	}
+	hexpr := withRemove(hu.expression(), hotRemove)
+	actions := []types.TransactWriteItem{{Update: &types.Update{
+		Key: testKey(org, repo, id), UpdateExpression: aws.String(hexpr),
+		ConditionExpression:      aws.String(strings.Join(conds, " AND ")),
+		ExpressionAttributeNames: hu.names, ExpressionAttributeValues: hu.values,
+	}}}
+	mexpr := withRemove(mu.expression(), metaRemove)
+	if mexpr != "" {
+		up := &types.Update{Key: metaKey(org, repo, id), UpdateExpression: aws.String(mexpr), ExpressionAttributeNames: mu.names}
+		if len(mu.values) > 0 {
+			up.ExpressionAttributeValues = mu.values
+		}
+		actions = append(actions, types.TransactWriteItem{Update: up})
+	}
+	err := s.transact(ctx, actions...)
+	if errs.Is(err, errs.Conflict) {
+		return nil
+	}
+	return err
 }
 
 func runSK(up testhealth.UploadRuns, r testhealth.Run) string {
 	return fmt.Sprintf("RUN#%s#%s#%07d", up.At.UTC().Format(SortableTime), up.Upload, r.Seq)
 }
 
-func runPut(up testhealth.UploadRuns, testID string, r testhealth.Run) (*types.Put, error) {
+// runItem is the item of a failed run, indexed by day for
+// list-failing-tests. Passing runs are counted, not stored.
+func runItem(up testhealth.UploadRuns, testID string, r testhealth.Run) (map[string]types.AttributeValue, error) {
 	rec := testhealth.RunRecord{
 		Status: r.Status, At: up.At.UTC(), Upload: up.Upload, SHA: up.SHA, Branch: up.Branch, PR: up.PR,
-		Attempt: r.Attempt, Duration: r.Duration.Milliseconds(), Message: clipBytes(r.Message, 1024), TestID: testID,
+		Attempt: r.Attempt, Duration: r.Duration.Milliseconds(), Message: clipBytes(r.Message, maxMessageBytes), TestID: strings.ToLower(testID),
 	}
 	item, err := marshal(rec, key(testPK(up.Org, up.Repo, testID), runSK(up, r)))
 	if err != nil {
 		return nil, err
 	}
 	item[AttrTTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(up.At.Add(RunRetention).Unix(), 10)}
-	if r.Failed() {
-		// Failed runs are indexed by day, for list-failing-tests.
-		item[AttrGSI1PK] = str(failsPK(up.Org, up.Repo, up.At))
-		item[AttrGSI1SK] = str(up.At.UTC().Format(SortableTime) + "#" + strings.ToLower(testID) + "#" + up.Upload + "#" + strconv.Itoa(r.Seq))
-	}
-	return &types.Put{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}, nil
+	item[AttrGSI1PK] = str(failsPK(up.Org, up.Repo, up.At))
+	item[AttrGSI1SK] = str(up.At.UTC().Format(SortableTime) + "#" + strings.ToLower(testID) + "#" + up.Upload + "#" + strconv.Itoa(r.Seq))
+	return item, nil
 }
 
 func failsPK(org string, repo repository.Ref, at time.Time) string {
 	return orgPK(org) + "#REPO#" + repo.Key() + "#FAILS#" + testhealth.DayKey(at)
+}
+
+// putAll puts items with BatchWriteItem, 25 at a time, putting again what
+// DynamoDB left unprocessed. A put of the same item twice is the same item.
+func (s *Store) putAll(ctx context.Context, items []map[string]types.AttributeValue) error {
+	for len(items) > 0 {
+		n := min(len(items), 25)
+		reqs := make([]types.WriteRequest, n)
+		for i, item := range items[:n] {
+			reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
+		}
+		items = items[n:]
+		pending := map[string][]types.WriteRequest{s.table: reqs}
+		for tries := 0; len(pending) > 0; tries++ {
+			if tries > 0 {
+				if err := backoff(ctx, tries); err != nil {
+					return err
+				}
+			}
+			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+				RequestItems: pending, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
+			})
+			if err != nil {
+				usageOf(ctx).add()
+				if err = translate(err); errs.Is(err, errs.Unavailable) && tries < 8 {
+					continue
+				}
+				return err
+			}
+			usageOf(ctx).add(out.ConsumedCapacity...)
+			pending = out.UnprocessedItems
+		}
+	}
+	return nil
 }
 
 // update collects an update expression's clauses and values.
@@ -215,155 +722,9 @@ func (u *update) expression() string {
 	return strings.Join(parts, " ")
 }
 
-// aggregateUpdate counts runs into the test's aggregate item, creating it
-// on the first run.
-func aggregateUpdate(up testhealth.UploadRuns, tr testhealth.TestRuns, runs []testhealth.Run) *types.Update {
-	u := newUpdate()
-	t := tr.Test
-	at := up.At.UTC()
-	u.setTo("org", str(up.Org))
-	u.setIfAbsent("repo", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-		"host": str(up.Repo.Host), "owner": str(up.Repo.Owner), "name": str(up.Repo.Name)}})
-	u.setTo("id", str(strings.ToLower(t.ID)))
-	u.setTo("name", str(t.Name))
-	u.setTo("variant", str(t.Variant))
-	for attr, v := range map[string]string{"file_path": t.FilePath, "parent": t.Parent, "classname": t.Classname} {
-		if v != "" {
-			u.setTo(attr, str(v))
-		}
-	}
-	u.setIfAbsent("first_seen", timeStr(at))
-	u.setTo("last_run", timeStr(at))
-	if tr.Codeowners != nil {
-		owners := make([]types.AttributeValue, len(tr.Codeowners))
-		for i, o := range tr.Codeowners {
-			owners[i] = str(o)
-		}
-		u.setTo("codeowners", &types.AttributeValueMemberL{Value: owners})
-	}
-	hour, day := testhealth.HourKey(at), testhealth.DayKey(at)
-	passed, failed := 0, 0
-	clusters := map[string]int{}
-	var summaries []testhealth.Run // the last failure of each cluster, in order
-	streak, reset := 0, false
-	for _, r := range runs {
-		switch {
-		case r.Status == "passed":
-			passed++
-			streak, reset = 0, true
-		case r.Failed():
-			failed++
-			streak++
-			if r.Cluster != "" {
-				if clusters[r.Cluster] == 0 {
-					summaries = append(summaries, r)
-				} else {
-					for i := range summaries {
-						if summaries[i].Cluster == r.Cluster {
-							summaries[i] = r
-						}
-					}
-				}
-				clusters[r.Cluster]++
-			}
-		}
-	}
-	u.addN(attrPassedHour+hour, passed)
-	u.addN(attrFailedHour+hour, failed)
-	if up.Monitored {
-		u.addN(attrMonPassedHour+hour, passed)
-		u.addN(attrMonFailedHour+hour, failed)
-	}
-	if up.Streak {
-		if reset {
-			u.setTo("streak", num(streak))
-		} else {
-			u.addN("streak", streak)
-		}
-	}
-	for _, r := range summaries {
-		u.addN(attrClusterCount+r.Cluster+"."+day, clusters[r.Cluster])
-		u.setTo(attrClusterText+r.Cluster, str(r.Summary))
-		u.setTo(attrClusterLast+r.Cluster, timeStr(at))
-	}
-	if failed > 0 && up.PR > 0 {
-		u.setTo(attrFailedPR+strconv.Itoa(up.PR), timeStr(at))
-	}
-	return &types.Update{
-		Key:                       testKey(up.Org, up.Repo, t.ID),
-		UpdateExpression:          aws.String(u.expression()),
-		ExpressionAttributeNames:  u.names,
-		ExpressionAttributeValues: u.values,
-	}
-}
-
-// commitUpdate records on the test's commit item that it passed or failed
-// on up.SHA; the first time of each is kept, so repeating it changes
-// nothing.
-func commitUpdate(up testhealth.UploadRuns, testID string, runs []testhealth.Run) *types.Update {
-	u := newUpdate()
-	u.setTo("sha", str(up.SHA))
-	u.setIfAbsent("branch", str(up.Branch))
-	u.setTo(AttrTTL, &types.AttributeValueMemberN{Value: strconv.FormatInt(up.At.Add(CommitRetention).Unix(), 10)})
-	for _, r := range runs {
-		if r.Status == "passed" {
-			u.setIfAbsent("passed_at", timeStr(up.At))
-			break
-		}
-	}
-	for _, r := range runs {
-		if r.Failed() {
-			u.setIfAbsent("failed_at", timeStr(up.At))
-			break
-		}
-	}
-	return &types.Update{
-		Key:                       commitKey(up.Org, up.Repo, testID, up.SHA),
-		UpdateExpression:          aws.String(u.expression()),
-		ExpressionAttributeNames:  u.names,
-		ExpressionAttributeValues: u.values,
-	}
-}
-
-func commitKey(org string, repo repository.Ref, testID, sha string) map[string]types.AttributeValue {
-	return key(testPK(org, repo, testID), "SHA#"+sha)
-}
-
-// TestsAndCommits reads the aggregate items of tests and their commit items
-// for sha, for classification right after their runs were recorded: one
-// BatchGetItem per 50 tests.
-func (s *Store) TestsAndCommits(ctx context.Context, org string, repo repository.Ref, sha string, ids []string) (map[string]testhealth.TestCase, map[string]testhealth.CommitResult, error) {
-	keys := make([]map[string]types.AttributeValue, 0, 2*len(ids))
-	for _, id := range ids {
-		keys = append(keys, testKey(org, repo, id), commitKey(org, repo, id, sha))
-	}
-	items, err := s.batchGet(ctx, keys)
-	if err != nil {
-		return nil, nil, err
-	}
-	tests, commits := map[string]testhealth.TestCase{}, map[string]testhealth.CommitResult{}
-	for _, item := range items {
-		pk := item[AttrPK].(*types.AttributeValueMemberS).Value
-		id := pk[strings.LastIndex(pk, "#TEST#")+len("#TEST#"):]
-		if item[AttrSK].(*types.AttributeValueMemberS).Value == skTest {
-			tc, err := readTestCase(item)
-			if err != nil {
-				return nil, nil, err
-			}
-			tests[id] = tc
-			continue
-		}
-		var c testhealth.CommitResult
-		if err := unmarshal(item, &c); err != nil {
-			return nil, nil, err
-		}
-		commits[id] = c
-	}
-	return tests, commits, nil
-}
-
-// TestHistory lists the newest runs of a test, up to limit: one Query.
-func (s *Store) TestHistory(ctx context.Context, org string, repo repository.Ref, id string, limit int32) ([]testhealth.RunRecord, error) {
+// FailedRuns lists the newest failed runs of a test, up to limit: one
+// Query. Passing runs are counted, not stored.
+func (s *Store) FailedRuns(ctx context.Context, org string, repo repository.Ref, id string, limit int32) ([]testhealth.RunRecord, error) {
 	out, err := s.query(ctx, &dynamodb.QueryInput{
 		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :run)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
@@ -389,8 +750,36 @@ func clipBytes(s string, n int) string {
 	return s[:n]
 }
 
-// asConditionFailed finds the per-action condition failures of a
-// cancelled transaction.
-func asConditionFailed(err error, cf **conditionFailed) bool {
-	return errors.As(err, cf)
+func num64(n int64) *types.AttributeValueMemberN {
+	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+}
+
+func intAttr(av types.AttributeValue) int {
+	n, ok := av.(*types.AttributeValueMemberN)
+	if !ok {
+		return 0
+	}
+	v, _ := strconv.Atoi(n.Value)
+	return v
+}
+
+func strAttr(av types.AttributeValue) string {
+	s, _ := av.(*types.AttributeValueMemberS)
+	if s == nil {
+		return ""
+	}
+	return s.Value
+}
+
+// nanosAttr reads a time stored as unix nanoseconds.
+func nanosAttr(av types.AttributeValue) time.Time {
+	n, ok := av.(*types.AttributeValueMemberN)
+	if !ok {
+		return time.Time{}
+	}
+	v, err := strconv.ParseInt(n.Value, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.Unix(0, v).UTC()
 }

@@ -354,31 +354,28 @@ func TestValidSlug(t *testing.T) {
 	}
 }
 
-// TestRunBatchFitsOneTransaction fills a batch the way an ingest does and
-// checks it never holds more than one transaction takes: 3 actions for a
-// test's first run, 1 for each further one, at most 40 runs a test.
-func TestRunBatchFitsOneTransaction(t *testing.T) {
+// TestRunBatchIsBounded fills a batch the way an ingest does and checks
+// its bounds: at most MaxBatchTests tests (its batch record names them
+// all), at most 40 runs a test.
+func TestRunBatchIsBounded(t *testing.T) {
 	t.Parallel()
 	var b store.RunBatch
 	test := func(id string) func() testhealth.TestRuns {
 		return func() testhealth.TestRuns { return testhealth.TestRuns{Test: testhealth.TestCase{ID: id}} }
 	}
-	for i := range 33 { // 99 actions
+	for i := range store.MaxBatchTests {
 		if !b.Add(fmt.Sprint(i), test(fmt.Sprint(i)), testhealth.Run{Seq: i}) {
 			t.Fatalf("test %d did not fit", i)
 		}
 	}
 	if b.Add("new", test("new"), testhealth.Run{}) {
-		t.Error("a 34th test fitted in 100 actions")
+		t.Errorf("test %d fitted", store.MaxBatchTests+1)
 	}
-	if !b.Add("0", test("0"), testhealth.Run{Seq: 99}) {
-		t.Error("a second run of a held test did not fit the 100th action")
-	}
-	if b.Add("1", test("1"), testhealth.Run{}) {
-		t.Error("a 101st action fitted")
+	if !b.Add("0", test("0"), testhealth.Run{Seq: 999}) {
+		t.Error("a second run of a held test did not fit")
 	}
 	tests := b.Take()
-	if len(tests) != 33 || len(tests[0].Runs) != 2 {
+	if len(tests) != store.MaxBatchTests || len(tests[0].Runs) != 2 {
 		t.Fatalf("took %d tests, the first with %d runs", len(tests), len(tests[0].Runs))
 	}
 	for i := range 40 {

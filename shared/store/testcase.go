@@ -2,12 +2,14 @@ package store
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mainguard/mainguard/shared/errs"
@@ -15,7 +17,10 @@ import (
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
-// Names of the counter attributes: prefix, then the hour, day or PR number.
+// Names of attributes with a key in them: prefix, then the hour, day, cluster
+// or PR number. The failure item holds the cluster and pull-request ones;
+// the four per-hour counters are the earlier layout's (counters.go packs
+// them into one attribute now), still read and removed.
 const (
 	attrPassedHour    = "hp."
 	attrFailedHour    = "hf."
@@ -27,82 +32,132 @@ const (
 	attrFailedPR      = "pr." // pr.{number} = time of the latest failed run
 )
 
-// GetTestCase reads one test case of a repository: one GetItem. Absent
-// repository, absent test and another tenant's test are the same NotFound.
+// GetTestCase reads one test case of a repository, consistently: one Query
+// of its items. Absent repository, absent test and another tenant's test
+// are the same NotFound.
 func (s *Store) GetTestCase(ctx context.Context, org string, repo repository.Ref, id string) (testhealth.TestCase, error) {
-	item, err := s.getItem(ctx, testKey(org, repo, id))
+	return s.readTest(ctx, org, repo, id, true)
+}
+
+// readTest reads a test's items (counter, failure, meta) in one Query.
+func (s *Store) readTest(ctx context.Context, org string, repo repository.Ref, id string, consistent bool) (testhealth.TestCase, error) {
+	out, err := s.query(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :test)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(testPK(org, repo, id)), ":test": str(skTest),
+		},
+		ConsistentRead: aws.Bool(consistent),
+	})
 	if err != nil {
 		return testhealth.TestCase{}, err
 	}
-	if item == nil {
+	tc, err := readTestCase(out.Items...)
+	if err != nil {
+		return testhealth.TestCase{}, err
+	}
+	if tc.ID == "" {
 		return testhealth.TestCase{}, errs.E(errs.NotFound, "test %s not found in repository %s", id, repo)
 	}
-	return readTestCase(item)
+	return tc, nil
 }
 
-// GetRepoAndTest reads a repository's settings and one of its tests in one
-// BatchGetItem: a test's quarantine flag depends on both.
+// GetRepoAndTest reads a repository's settings and one of its tests,
+// consistently (a writer decides on them), in one BatchGetItem: a test's
+// quarantine flag depends on both.
 func (s *Store) GetRepoAndTest(ctx context.Context, org string, repo repository.Ref, id string) (Repo, testhealth.TestCase, error) {
-	items, err := s.batchGet(ctx, []map[string]types.AttributeValue{repoKey(org, repo), testKey(org, repo, id)})
+	return s.repoAndTest(ctx, org, repo, id, true)
+}
+
+// ShowTest is GetRepoAndTest for showing the test: its items are read
+// eventually consistent, at half the price. Ingestion is asynchronous, so a
+// read never promised to see the upload of a second ago.
+func (s *Store) ShowTest(ctx context.Context, org string, repo repository.Ref, id string) (Repo, testhealth.TestCase, error) {
+	return s.repoAndTest(ctx, org, repo, id, false)
+}
+
+// repoAndTest reads the repository item and the test's three in one
+// BatchGetItem.
+func (s *Store) repoAndTest(ctx context.Context, org string, repo repository.Ref, id string, consistent bool) (Repo, testhealth.TestCase, error) {
+	items, err := s.batchGetConsistency(ctx, []map[string]types.AttributeValue{
+		repoKey(org, repo), testKey(org, repo, id), failKey(org, repo, id), metaKey(org, repo, id),
+	}, consistent)
 	if err != nil {
 		return Repo{}, testhealth.TestCase{}, err
 	}
 	var r Repo
-	var tc testhealth.TestCase
-	found := 0
+	var test []map[string]types.AttributeValue
 	for _, item := range items {
-		switch item[AttrSK].(*types.AttributeValueMemberS).Value {
-		case skTest:
-			if tc, err = readTestCase(item); err != nil {
-				return Repo{}, testhealth.TestCase{}, err
-			}
-			found++
-		default:
-			if err := unmarshal(item, &r); err != nil {
-				return Repo{}, testhealth.TestCase{}, err
-			}
-			found++
+		if strings.HasPrefix(skOf(item), skTest) {
+			test = append(test, item)
+		} else if err := unmarshal(item, &r); err != nil {
+			return Repo{}, testhealth.TestCase{}, err
 		}
 	}
-	if found < 2 || tc.ID == "" || r.Ref.Host == "" {
+	tc, err := readTestCase(test...)
+	if err != nil {
+		return Repo{}, testhealth.TestCase{}, err
+	}
+	if tc.ID == "" || r.Ref.Host == "" {
 		return Repo{}, testhealth.TestCase{}, errs.E(errs.NotFound, "test %s not found in repository %s", id, repo)
 	}
 	return r, tc, nil
 }
 
-// GetTestCases reads tests of one repository by id, in one BatchGetItem per
-// 100; absent ids are left out. The result is in the order of ids.
+// GetTestCases reads tests of one repository by id, consistently, in one
+// BatchGetItem per 33 tests (their three items each); absent ids are left
+// out. The result is in the order of ids.
 func (s *Store) GetTestCases(ctx context.Context, org string, repo repository.Ref, ids []string) ([]testhealth.TestCase, error) {
-	keys := make([]map[string]types.AttributeValue, len(ids))
-	for i, id := range ids {
-		keys[i] = testKey(org, repo, id)
+	return s.readTests(ctx, org, repo, ids, true)
+}
+
+func (s *Store) readTests(ctx context.Context, org string, repo repository.Ref, ids []string, consistent bool) ([]testhealth.TestCase, error) {
+	keys := make([]map[string]types.AttributeValue, 0, 3*len(ids))
+	for _, id := range ids {
+		keys = append(keys, testKey(org, repo, id), failKey(org, repo, id), metaKey(org, repo, id))
 	}
-	items, err := s.batchGet(ctx, keys)
+	items, err := s.batchGetConsistency(ctx, keys, consistent)
 	if err != nil {
 		return nil, err
 	}
-	byID := make(map[string]testhealth.TestCase, len(items))
+	byPK := map[string][]map[string]types.AttributeValue{}
 	for _, item := range items {
-		tc, err := readTestCase(item)
-		if err != nil {
-			return nil, err
-		}
-		byID[strings.ToLower(tc.ID)] = tc
+		pk := item[AttrPK].(*types.AttributeValueMemberS).Value
+		byPK[pk] = append(byPK[pk], item)
 	}
 	out := make([]testhealth.TestCase, 0, len(ids))
 	for _, id := range ids {
-		if tc, ok := byID[strings.ToLower(id)]; ok {
+		its := byPK[testPK(org, repo, id)]
+		if len(its) == 0 {
+			continue
+		}
+		tc, err := readTestCase(its...)
+		if err != nil {
+			return nil, err
+		}
+		if tc.ID != "" {
 			out = append(out, tc)
 		}
 	}
 	return out, nil
 }
 
-// readTestCase decodes an aggregate item: the fixed attributes through
-// attributevalue, the counters from their prefixed names.
-func readTestCase(item map[string]types.AttributeValue) (testhealth.TestCase, error) {
+// readTestCase decodes a test from its items, in any order: the fixed
+// attributes through attributevalue (the meta item's health over an item
+// of the earlier layout, which kept everything on the counter item), the
+// counters from their names. A counter item alone has no id: the test is
+// known only once its meta item is written.
+func readTestCase(items ...map[string]types.AttributeValue) (testhealth.TestCase, error) {
+	slices.SortFunc(items, func(a, b map[string]types.AttributeValue) int {
+		return strings.Compare(skOf(a), skOf(b)) // TEST, TEST#FAIL, TEST#META: the meta item wins
+	})
+	merged := map[string]types.AttributeValue{}
+	for _, item := range items {
+		for k, v := range item {
+			merged[k] = v
+		}
+	}
 	var tc testhealth.TestCase
-	if err := unmarshal(item, &tc); err != nil {
+	if err := unmarshal(merged, &tc); err != nil {
 		return testhealth.TestCase{}, err
 	}
 	count := func(m *map[string]int, k string, av types.AttributeValue) {
@@ -117,7 +172,7 @@ func readTestCase(item map[string]types.AttributeValue) (testhealth.TestCase, er
 		if *m == nil {
 			*m = map[string]int{}
 		}
-		(*m)[k] = v
+		(*m)[k] += v
 	}
 	cluster := func(k string) testhealth.FailureCluster {
 		if tc.Failures == nil {
@@ -129,8 +184,28 @@ func readTestCase(item map[string]types.AttributeValue) (testhealth.TestCase, er
 		}
 		return c
 	}
-	for name, av := range item {
+	for name, av := range merged {
+		if h, ok := numbered(name, attrHour); ok {
+			if c, ok := unpackHour(av); ok {
+				addHour(&tc, strconv.FormatInt(h, 10), c)
+			}
+			continue
+		}
+		if h, ok := numbered(name, attrOldHour); ok {
+			if c, ok := unpackHour(av); ok {
+				addHour(&tc, strconv.FormatInt(h, 10), c)
+			}
+			continue
+		}
 		switch {
+		case name == "lr":
+			if t := nanosAttr(av); t.After(tc.LastRun) {
+				tc.LastRun = t
+			}
+		case name == "sv":
+			if tc.Status.Value == "" {
+				tc.Status.Value = strAttr(av)
+			}
 		case strings.HasPrefix(name, attrPassedHour):
 			count(&tc.PassedByHour, name[len(attrPassedHour):], av)
 		case strings.HasPrefix(name, attrFailedHour):
@@ -150,9 +225,7 @@ func readTestCase(item map[string]types.AttributeValue) (testhealth.TestCase, er
 		case strings.HasPrefix(name, attrClusterText):
 			k := name[len(attrClusterText):]
 			c := cluster(k)
-			if s, ok := av.(*types.AttributeValueMemberS); ok {
-				c.Summary = s.Value
-			}
+			c.Summary = strAttr(av)
 			tc.Failures[k] = c
 		case strings.HasPrefix(name, attrClusterLast):
 			k := name[len(attrClusterLast):]
@@ -169,7 +242,20 @@ func readTestCase(item map[string]types.AttributeValue) (testhealth.TestCase, er
 	return tc, nil
 }
 
+func skOf(item map[string]types.AttributeValue) string {
+	s, _ := item[AttrSK].(*types.AttributeValueMemberS)
+	if s == nil {
+		return ""
+	}
+	return s.Value
+}
+
+// timeAttr reads a time stored as unix nanoseconds or, as the earlier
+// layout did, RFC 3339 text.
 func timeAttr(av types.AttributeValue) time.Time {
+	if _, ok := av.(*types.AttributeValueMemberN); ok {
+		return nanosAttr(av)
+	}
 	s, ok := av.(*types.AttributeValueMemberS)
 	if !ok {
 		return time.Time{}
@@ -186,52 +272,114 @@ func timeStr(t time.Time) *types.AttributeValueMemberS {
 	return str(t.UTC().Format(time.RFC3339Nano))
 }
 
-// hourCounters pairs each per-hour counter map with its attribute prefix.
-func hourCounters(tc testhealth.TestCase) map[string]map[string]int {
-	return map[string]map[string]int{
-		attrPassedHour: tc.PassedByHour, attrFailedHour: tc.FailedByHour,
-		attrMonPassedHour: tc.MonitoredPassedByHour, attrMonFailedHour: tc.MonitoredFailedByHour,
-	}
-}
-
-// PutTestCase writes a whole test case item. Ingestion maintains these
-// items with atomic updates; whole writes are for seeding and tests.
+// PutTestCase writes a whole test: its counter, meta and failure items and
+// its index entry. Ingestion maintains these items with atomic updates;
+// whole writes are for seeding and tests. Every hour goes to the counter
+// item; runs counted as monitored beyond a test's totals are not kept.
 func (s *Store) PutTestCase(ctx context.Context, tc testhealth.TestCase) error {
-	item, err := marshal(tc, testKey(tc.Org, tc.Repo, tc.ID))
+	hot := testKey(tc.Org, tc.Repo, tc.ID)
+	hours := map[string]hourCounts{}
+	for h, n := range tc.MonitoredPassedByHour {
+		c := hours[h]
+		c.mp = n
+		hours[h] = c
+	}
+	for h, n := range tc.MonitoredFailedByHour {
+		c := hours[h]
+		c.mf = n
+		hours[h] = c
+	}
+	for h, n := range tc.PassedByHour {
+		c := hours[h]
+		c.op = max(0, n-c.mp)
+		hours[h] = c
+	}
+	for h, n := range tc.FailedByHour {
+		c := hours[h]
+		c.of = max(0, n-c.mf)
+		hours[h] = c
+	}
+	for h, c := range hours {
+		hot[attrHour+h] = c.number()
+	}
+	hot["rev"] = num(tc.Rev)
+	hot["ih"] = str(identityHash(tc))
+	if tc.Codeowners != nil {
+		hot["oh"] = str(ownersHash(tc.Codeowners))
+	}
+	if tc.Streak != 0 {
+		hot["streak"] = num(tc.Streak)
+	}
+	if !tc.LastRun.IsZero() {
+		hot["lr"] = num64(tc.LastRun.UnixNano())
+	}
+	if tc.Status.Value != "" {
+		hot["sv"] = str(tc.Status.Value)
+	}
+	if tc.QuarantineOverride != "" {
+		hot["qo"] = str(tc.QuarantineOverride)
+	}
+	if tc.Flake != nil {
+		hot["fa"] = num64(tc.Flake.At.UnixNano())
+	}
+	meta, err := marshal(tc, metaKey(tc.Org, tc.Repo, tc.ID))
 	if err != nil {
 		return err
 	}
-	for prefix, m := range hourCounters(tc) {
-		for k, n := range m {
-			item[prefix+k] = num(n)
-		}
+	for _, a := range []string{"rev", "last_run", "streak"} { // the counter item's
+		delete(meta, a)
 	}
+	actions := []types.TransactWriteItem{{Put: &types.Put{Item: hot}}, {Put: &types.Put{Item: meta}}}
+	fail := failKey(tc.Org, tc.Repo, tc.ID)
 	for k, c := range tc.Failures {
-		item[attrClusterText+k] = str(c.Summary)
-		item[attrClusterLast+k] = timeStr(c.Last)
+		fail[attrClusterText+k] = str(c.Summary)
+		fail[attrClusterLast+k] = num64(c.Last.UnixNano())
 		for d, n := range c.ByDay {
-			item[attrClusterCount+k+"."+d] = num(n)
+			fail[attrClusterCount+k+"."+d] = num(n)
 		}
 	}
 	for pr, at := range tc.FailedPRs {
-		item[attrFailedPR+pr] = timeStr(at)
+		fail[attrFailedPR+pr] = num64(at.UnixNano())
 	}
-	return s.transact(ctx, types.TransactWriteItem{Put: &types.Put{Item: item}}, indexEntryWrite(tc))
+	if len(fail) > 2 {
+		actions = append(actions, types.TransactWriteItem{Put: &types.Put{Item: fail}})
+	}
+	return s.transact(ctx, append(actions, indexEntryWrite(tc))...)
 }
 
-// droppedCounters names the counter attributes of before that after no
-// longer has (testhealth.Prune dropped them), for a health write to
-// remove.
-func droppedCounters(before, after testhealth.TestCase) []string {
-	var out []string
-	now := hourCounters(after)
-	for prefix, m := range hourCounters(before) {
-		for h := range m {
-			if _, ok := now[prefix][h]; !ok {
-				out = append(out, prefix+h)
+// droppedHours names the counter attributes of the hours before has and
+// after no longer has (testhealth.Prune dropped them): as the counter item
+// holds them (and, from the earlier layout, one per counter) and as the
+// meta item holds folded hours. Removing a name an item lacks is no error.
+func droppedHours(before, after testhealth.TestCase) (counter, meta []string) {
+	kept := func(h string) bool {
+		for _, m := range []map[string]int{after.PassedByHour, after.FailedByHour, after.MonitoredPassedByHour, after.MonitoredFailedByHour} {
+			if _, ok := m[h]; ok {
+				return true
 			}
 		}
+		return false
 	}
+	seen := map[string]bool{}
+	for _, m := range []map[string]int{before.PassedByHour, before.FailedByHour, before.MonitoredPassedByHour, before.MonitoredFailedByHour} {
+		for h := range m {
+			if seen[h] || kept(h) {
+				continue
+			}
+			seen[h] = true
+			counter = append(counter, attrHour+h, attrPassedHour+h, attrFailedHour+h, attrMonPassedHour+h, attrMonFailedHour+h)
+			meta = append(meta, attrOldHour+h)
+		}
+	}
+	sort.Strings(counter)
+	sort.Strings(meta)
+	return counter, meta
+}
+
+// droppedFailures names the cluster and pull-request attributes of before
+// that after no longer has.
+func droppedFailures(before, after testhealth.TestCase) []string {
+	var out []string
 	for k, c := range before.Failures {
 		kept, ok := after.Failures[k]
 		if !ok {
@@ -265,10 +413,12 @@ func (s *Store) LinkTicket(ctx context.Context, org string, repo repository.Ref,
 		return err
 	}
 	err = s.transact(ctx,
+		types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
+			Key: testKey(org, repo, id), ConditionExpression: aws.String("attribute_exists(PK)"),
+		}},
 		types.TransactWriteItem{Update: &types.Update{
-			Key:                       testKey(org, repo, id),
+			Key:                       metaKey(org, repo, id),
 			UpdateExpression:          aws.String("SET ticket = :t"),
-			ConditionExpression:       aws.String("attribute_exists(PK)"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberM{Value: tav}},
 		}},
 		types.TransactWriteItem{Put: put},

@@ -159,7 +159,7 @@ func Classify(tc TestCase, s Settings, now time.Time) TestStatus {
 	}
 	if s.FailureRate {
 		w := time.Duration(s.WindowHours) * time.Hour
-		passed, failed := sumWindow(tc.MonitoredPassedByHour, w, now), sumWindow(tc.MonitoredFailedByHour, w, now)
+		passed, failed := monitored(tc, w, now)
 		fresh := !tc.LastRun.IsZero() && now.Sub(tc.LastRun) < time.Duration(s.StaleHours)*time.Hour
 		if runs := passed + failed; fresh && runs >= s.MinRuns {
 			rate := float64(failed) / float64(runs)
@@ -210,7 +210,7 @@ func HealthyReason(tc TestCase, s Settings, now time.Time) string {
 	passed, failed := sumWindow(tc.PassedByHour, w, now), sumWindow(tc.FailedByHour, w, now)
 	parts := []string{fmt.Sprintf("%s in %s in %s", count(failed, "failure"), count(passed+failed, "run"), window(s.WindowHours))}
 	branches := strings.Join(s.Branches, ", ")
-	mp, mf := sumWindow(tc.MonitoredPassedByHour, w, now), sumWindow(tc.MonitoredFailedByHour, w, now)
+	mp, mf := monitored(tc, w, now)
 	switch runs := mp + mf; {
 	case !s.FailureRate:
 		parts = append(parts, "the failure-rate monitor is off")
@@ -293,6 +293,27 @@ func rank(v string) int {
 		return 1
 	}
 	return 0
+}
+
+// monitored sums the monitored runs in the window w ending at now: the
+// hours in it, and the folded days whose last hour is in it (a day only
+// partly in the window counts whole or not at all, so the failure-rate
+// monitor of an ingest may see up to a day more or less at the window's
+// far end than a read of the whole test does).
+func monitored(tc TestCase, w time.Duration, now time.Time) (passed, failed int) {
+	passed, failed = sumWindow(tc.MonitoredPassedByHour, w, now), sumWindow(tc.MonitoredFailedByHour, w, now)
+	for _, d := range []struct {
+		m   map[string]int
+		sum *int
+	}{{tc.MonitoredPassedByDay, &passed}, {tc.MonitoredFailedByDay, &failed}} {
+		for k, n := range d.m {
+			day, err := strconv.ParseInt(k, 10, 64)
+			if err == nil && inWindow(strconv.FormatInt(day*24+23, 10), time.Hour, w, now) {
+				*d.sum += n
+			}
+		}
+	}
+	return passed, failed
 }
 
 func sumWindow(m map[string]int, w time.Duration, now time.Time) int {

@@ -35,6 +35,13 @@ type TestCase struct {
 	// infrastructure guard set aside.
 	MonitoredPassedByHour map[string]int `dynamodbav:"-"`
 	MonitoredFailedByHour map[string]int `dynamodbav:"-"`
+	// MonitoredPassedByDay and MonitoredFailedByDay hold the monitored
+	// counts of whole days (keyed by DayKey) whose hours are not in the
+	// maps above: a test as an ingest sees it (its small counter item),
+	// where hours older than a day are folded into days. A test read whole
+	// has every hour and no days.
+	MonitoredPassedByDay map[string]int `dynamodbav:"-"`
+	MonitoredFailedByDay map[string]int `dynamodbav:"-"`
 	// Failures are the failure clusters, keyed by the normalised text's hash.
 	Failures map[string]FailureCluster `dynamodbav:"-"`
 	// FailedPRs maps a pull request number to the time of its latest failed
@@ -152,7 +159,8 @@ type HealthSettings struct {
 type UploadRuns struct {
 	Org    string
 	Repo   repository.Ref
-	Upload string    // the bundle upload id: runs are recorded once per upload
+	Upload string    // the bundle upload id: runs are recorded once per upload and batch
+	Batch  int       // which batch of the upload's runs (store.RunBatch) these are
 	At     time.Time // when the runs happened (the upload's time)
 	SHA    string
 	Branch string

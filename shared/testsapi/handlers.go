@@ -71,7 +71,7 @@ func (h *Handlers) GetTestDetails() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		settings, tc, err := h.Store.GetRepoAndTest(r.Context(), org, repo, id)
+		settings, tc, err := h.Store.ShowTest(r.Context(), org, repo, id)
 		if err != nil {
 			return nil, err
 		}

@@ -16,6 +16,7 @@ type DB interface {
 	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 	TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error)
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
+	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 }
 
 var _ DB = (*dynamodb.Client)(nil)
@@ -96,6 +97,72 @@ func (m *Meter) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, op
 	out, err := m.DB.UpdateItem(ctx, in, opts...)
 	m.write(ctx, Update, in.TableName, in.Key, before, err)
 	return out, err
+}
+
+// BatchWriteItem bills each put or delete that DynamoDB processed as a
+// write of that item (a batch is not a transaction: no doubling).
+func (m *Meter) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	type req struct {
+		table  string
+		key    map[string]types.AttributeValue
+		before *Image
+	}
+	var reqs []req
+	for table, ws := range in.RequestItems {
+		for _, w := range ws {
+			r := req{table: table}
+			switch {
+			case w.PutRequest != nil:
+				r.key = m.keyOf(w.PutRequest.Item)
+			case w.DeleteRequest != nil:
+				r.key = w.DeleteRequest.Key
+			default:
+				continue
+			}
+			r.before = m.image(ctx, &r.table, r.key)
+			reqs = append(reqs, r)
+		}
+	}
+	out, err := m.DB.BatchWriteItem(ctx, in, opts...)
+	if err != nil {
+		return out, err
+	}
+	unprocessed := map[string]bool{}
+	for table, ws := range out.UnprocessedItems {
+		for _, w := range ws {
+			k := map[string]types.AttributeValue(nil)
+			if w.PutRequest != nil {
+				k = m.keyOf(w.PutRequest.Item)
+			} else if w.DeleteRequest != nil {
+				k = w.DeleteRequest.Key
+			}
+			unprocessed[table+"\x00"+m.keyString(k)] = true
+		}
+	}
+	c := Call{Kind: BatchWrite}
+	for _, r := range reqs {
+		if unprocessed[r.table+"\x00"+m.keyString(r.key)] {
+			continue
+		}
+		c.Writes = append(c.Writes, Write{Before: r.before, After: m.image(ctx, &r.table, r.key)})
+	}
+	m.add(ctx, c)
+	return out, err
+}
+
+// keyString spells a key's string and number values, for comparing keys.
+func (m *Meter) keyString(k map[string]types.AttributeValue) string {
+	var b []byte
+	for _, name := range []string{m.Table.PK, m.Table.SK} {
+		switch v := k[name].(type) {
+		case *types.AttributeValueMemberS:
+			b = append(b, v.Value...)
+		case *types.AttributeValueMemberN:
+			b = append(b, v.Value...)
+		}
+		b = append(b, 0)
+	}
+	return string(b)
 }
 
 func (m *Meter) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {

@@ -1,0 +1,170 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/testhealth"
+)
+
+// A batch record says that one batch of an upload is done, and which of its
+// tests passed and failed on the upload's commit: one item per batch of up
+// to MaxBatchTests tests (PK=…#SHA#{sha}, SK=RUNS#{upload}#{batch}, ttl 16
+// days), where the earlier layout wrote an item per test per commit. A
+// resumed ingest skips the batches recorded (DoneBatches); pass-on-retry
+// finds a test that failed and passed on one commit across uploads from
+// the records of the commit's other uploads (CommitEvidence). An upload the
+// infrastructure guard set aside records no tests: it is no evidence.
+
+func batchPK(org string, repo repository.Ref, sha string) string {
+	return orgPK(org) + "#REPO#" + repo.Key() + "#SHA#" + sha
+}
+
+func batchSKPrefix(upload string) string { return "RUNS#" + upload + "#" }
+
+// PutBatchRecord records batch up.Batch of an upload as done, with the ids
+// of its tests that passed and that failed.
+func (s *Store) PutBatchRecord(ctx context.Context, up testhealth.UploadRuns, passed, failed []string) error {
+	item := key(batchPK(up.Org, up.Repo, up.SHA), fmt.Sprintf("%s%06d", batchSKPrefix(up.Upload), up.Batch))
+	item["at"] = num64(up.At.UnixNano())
+	item["br"] = str(up.Branch)
+	item[AttrTTL] = num64(up.At.Add(BatchRetention).Unix())
+	if !up.Guarded {
+		if len(passed) > 0 {
+			item["p"] = &types.AttributeValueMemberSS{Value: lower(passed)}
+		}
+		if len(failed) > 0 {
+			item["f"] = &types.AttributeValueMemberSS{Value: lower(failed)}
+		}
+	}
+	return s.putItem(ctx, &dynamodb.PutItemInput{Item: item})
+}
+
+func lower(ids []string) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strings.ToLower(id)
+	}
+	return out
+}
+
+// DoneBatches returns the batches of an upload already recorded: one Query,
+// which finds nothing on a first ingest.
+func (s *Store) DoneBatches(ctx context.Context, up testhealth.UploadRuns) (map[int]bool, error) {
+	done := map[int]bool{}
+	prefix := batchSKPrefix(up.Upload)
+	err := s.eachBatch(ctx, up, "begins_with(SK, :lo)", prefix, "", "SK", func(item map[string]types.AttributeValue) {
+		if n, err := strconv.Atoi(strings.TrimPrefix(skOf(item), prefix)); err == nil {
+			done[n] = true
+		}
+	})
+	return done, err
+}
+
+// eachBatch queries the batch records of up's commit in a range of sort
+// keys, page by page.
+func (s *Store) eachBatch(ctx context.Context, up testhealth.UploadRuns, cond, lo, hi, projection string, fn func(map[string]types.AttributeValue)) error {
+	vals := map[string]types.AttributeValue{":pk": str(batchPK(up.Org, up.Repo, up.SHA)), ":lo": str(lo)}
+	if hi != "" {
+		vals[":hi"] = str(hi)
+	}
+	in := &dynamodb.QueryInput{
+		KeyConditionExpression:    aws.String("PK = :pk AND " + cond),
+		ExpressionAttributeValues: vals,
+	}
+	if projection != "" {
+		in.ProjectionExpression = aws.String(projection)
+	}
+	for {
+		out, err := s.query(ctx, in)
+		if err != nil {
+			return err
+		}
+		for _, item := range out.Items {
+			fn(item)
+		}
+		if in.ExclusiveStartKey = out.LastEvaluatedKey; in.ExclusiveStartKey == nil {
+			return nil
+		}
+	}
+}
+
+// CommitEvidence finds the tests of an upload that failed and passed on its
+// commit across uploads, from the batch records of the commit's other
+// uploads: those failing here (failedHere) that passed in another upload,
+// and those failing in another upload that passed here (read from this
+// upload's own records, only when another upload failed). The first pass
+// and first failure of each test count, with the branch of the earlier.
+// A failure and a pass within this upload are the ingest's to see.
+func (s *Store) CommitEvidence(ctx context.Context, up testhealth.UploadRuns, failedHere map[string]bool) (map[string]testhealth.CommitResult, error) {
+	type seen struct {
+		at     time.Time
+		branch string
+	}
+	earliest := func(m map[string]seen, id string, at time.Time, branch string) {
+		if cur, ok := m[id]; !ok || at.Before(cur.at) {
+			m[id] = seen{at, branch}
+		}
+	}
+	passed, failed := map[string]seen{}, map[string]seen{}
+	other := func(item map[string]types.AttributeValue) {
+		at, branch := nanosAttr(item["at"]), strAttr(item["br"])
+		if ss, ok := item["f"].(*types.AttributeValueMemberSS); ok {
+			for _, id := range ss.Value {
+				earliest(failed, id, at, branch)
+			}
+		}
+		if ss, ok := item["p"].(*types.AttributeValueMemberSS); ok {
+			for _, id := range ss.Value {
+				if failedHere[id] {
+					earliest(passed, id, at, branch)
+				}
+			}
+		}
+	}
+	own := batchSKPrefix(up.Upload)
+	if err := s.eachBatch(ctx, up, "SK BETWEEN :lo AND :hi", "RUNS#", own, "", other); err != nil {
+		return nil, err
+	}
+	if err := s.eachBatch(ctx, up, "SK > :lo", own+"\uffff", "", "", other); err != nil {
+		return nil, err
+	}
+	out := map[string]testhealth.CommitResult{}
+	if len(failed) > 0 {
+		err := s.eachBatch(ctx, up, "begins_with(SK, :lo)", own, "", "p", func(item map[string]types.AttributeValue) {
+			if ss, ok := item["p"].(*types.AttributeValueMemberSS); ok {
+				for _, id := range ss.Value {
+					if _, ok := failed[id]; ok {
+						earliest(passed, id, up.At.UTC(), up.Branch)
+					}
+				}
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	for id := range failedHere {
+		earliest(failed, id, up.At.UTC(), up.Branch)
+	}
+	for id, p := range passed {
+		f, ok := failed[id]
+		if !ok {
+			continue
+		}
+		branch := p.branch
+		if f.at.Before(p.at) {
+			branch = f.branch
+		}
+		out[id] = testhealth.CommitResult{SHA: up.SHA, Branch: branch, PassedAt: p.at, FailedAt: f.at}
+	}
+	return out, nil
+}
