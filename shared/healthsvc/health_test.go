@@ -244,7 +244,7 @@ func TestIngestIsIdempotentPerUpload(t *testing.T) {
 		t.Errorf("counted twice: %v %v → %v %v", before.PassedByHour, before.FailedByHour, after.PassedByHour, after.FailedByHour)
 	}
 	// Failed runs are stored once each; passing runs are counted only.
-	runs, err := e.s.FailedRuns(ctx, "acme", repo, before.ID, 10)
+	runs, err := e.s.FailedRunsBetween(ctx, "acme", repo, e.clock.Now().Add(-time.Hour), e.clock.Now().Add(time.Hour))
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("failed runs: %d, %v", len(runs), err)
 	}
@@ -630,4 +630,33 @@ func (e *env) testByID(id string) testhealth.TestCase {
 		e.t.Fatal(err)
 	}
 	return tc
+}
+
+// TestPassOnRetryAcrossUploads: a test that fails in one upload of a
+// commit and passes in another is flaky, in either order; one that fails on
+// a commit and passes on another is not. The uploads' batch records are
+// the evidence (no item per test and commit).
+func TestPassOnRetryAcrossUploads(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	// Passing tests beside, so that no upload is set aside by the
+	// infrastructure guard (more than 80% failed).
+	with := func(cases ...string) [][]byte {
+		return [][]byte{report("src/app_test.go", append(cases, "a", "b", "c", "d")...)}
+	}
+	e.upload(commit{sha: "x1", branch: "main", files: with("flip!", "steady!")})
+	e.clock.Advance(time.Minute)
+	e.upload(commit{sha: "x1", branch: "main", files: with("flip", "flop")})
+	e.clock.Advance(time.Minute)
+	e.upload(commit{sha: "x2", branch: "feature", pr: 4, files: with("flop", "steady")})
+	e.clock.Advance(time.Minute)
+	e.upload(commit{sha: "x2", branch: "feature", pr: 4, files: with("flop!")})
+	for name, sha := range map[string]string{"flip": "x1 (main)", "flop": "x2 (feature)"} {
+		if st := e.test(name).Status; st.Value != testhealth.Flaky || !strings.Contains(st.Reason, "failed and passed on commit "+sha) {
+			t.Errorf("%s: %+v, want flaky on %s", name, st, sha)
+		}
+	}
+	if v := testhealth.Previous(e.test("steady")); v != testhealth.Healthy {
+		t.Errorf("steady, failed on x1 and passed on x2: %s", v)
+	}
 }

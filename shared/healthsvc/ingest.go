@@ -26,8 +26,11 @@ import (
 // called for the same upload (the object-created event may be delivered
 // twice, and a crashed ingest is simply run again). The bundle is read
 // twice: first to check all of it, so that a bad bundle is refused without
-// any of its runs recorded; then to record its runs, a transaction at a
-// time. A refused bundle is recorded as a failed upload with the reason and
+// any of its runs recorded; then to record its runs, a batch of tests at a
+// time (a batch already recorded by an interrupted ingest is skipped, a
+// batch half recorded counts each test once: store.RecordBatch). Once all
+// are in, a test that failed here and passed in another upload of the
+// commit, or the other way round, is flaky by pass-on-retry. A refused bundle is recorded as a failed upload with the reason and
 // Ingest returns nil: there is nothing to retry. An error means the store or
 // the bundle store failed, and the ingest should run again.
 func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
@@ -71,7 +74,7 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 	}
 	workers := s.Workers
 	if workers <= 0 {
-		workers = 4
+		workers = 8
 	}
 	done, err := s.Store.DoneBatches(ctx, runs)
 	if err != nil {
@@ -233,7 +236,7 @@ func (s *Service) codeowners(ctx context.Context, up store.Upload, c checked, at
 	return f, nil
 }
 
-// recorder groups runs by test into transactions and records them on a few
+// recorder groups runs by test into batches and records them on a few
 // workers, classifying each batch of tests right after its runs are in.
 type recorder struct {
 	ctx      context.Context

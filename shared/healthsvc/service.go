@@ -21,8 +21,8 @@ type Service struct {
 	Now    func() time.Time
 	NewID  func() string // event ids
 	Log    *slog.Logger
-	// Workers is how many transactions an ingest keeps in flight (default
-	// 4): DynamoDB latency, not CPU, bounds ingestion.
+	// Workers is how many batches an ingest records at once (default 8),
+	// each a call at a time: DynamoDB latency, not CPU, bounds ingestion.
 	Workers int
 }
 

@@ -16,19 +16,28 @@
 //	| token → organization (auth)     | GetItem               | PK=TOKEN#{sha256 hex}, SK=TOKEN                       |
 //	| tokens of an organization       | Query GSI1            | GSI1PK=ORG#{slug}#TOKENS                              |
 //	| repository and its settings     | GetItem               | PK=ORG#{slug}, SK=REPO#{host/owner/name, canonical}  |
-//	| test case with its aggregates   | GetItem               | PK=ORG#{slug}#REPO#{repo}#TEST#{id}, SK=TEST          |
-//	| link a ticket (+ its event)     | TransactWriteItems    | the test item (exists) + a new event item             |
-//	| repo + test (quarantine flag)   | BatchGetItem          | the repository item and the test item                 |
-//	| record an upload's runs         | TransactWriteItems    | per test: run items (new) + ADD to the aggregate      |
-//	|                                 |                       | + its commit item, ≤100 actions                       |
-//	| run history of a test           | Query, desc           | PK=…#TEST#{id}, SK begins_with RUN#                   |
-//	| failed and passed on a commit?  | BatchGetItem          | PK=…#TEST#{id}, SK=SHA#{sha}, ttl 16 days             |
-//	| health write (+ its events)     | TransactWriteItems    | the test item (rev = read rev), its index entry       |
-//	|                                 |                       | (PK=…#TEST#{id}, SK=INDEX) + new event items          |
+//	| test case, whole                | Query (1 call)        | PK=ORG#{slug}#REPO#{repo}#TEST#{id}, SK begins_with   |
+//	|                                 |                       | TEST: counter (TEST), failure (TEST#FAIL) and meta    |
+//	|                                 |                       | (TEST#META) items                                     |
+//	| link a ticket (+ its event)     | TransactWriteItems    | counter item exists, meta item SET, new event item    |
+//	| repo + test (get-test-details)  | BatchGetItem          | the repository item and the test's three, eventually  |
+//	|                                 |                       | consistent for display                                |
+//	| count a batch of an upload      | UpdateItem per test   | ADD to the counter item, token-guarded, ALL_OLD back; |
+//	|                                 | (+ BatchWriteItem)    | failure item on failure; failed-run items and new     |
+//	|                                 |                       | tests' meta items in BatchWriteItems                  |
+//	| fold a test's old hours         | TransactWriteItems    | counter item (hours out, day sums in, conditional on  |
+//	|                                 |                       | the hours read) + meta item (ADD x{hour}), rare       |
+//	| batch of an upload done         | PutItem               | PK=…#REPO#{repo}#SHA#{sha}, SK=RUNS#{upload}#{batch}, |
+//	|                                 |                       | passed and failed test ids, ttl 16 days               |
+//	| batches of a commit             | Query                 | PK=…#SHA#{sha}: resume, pass-on-retry across uploads  |
+//	| health write (+ its events)     | TransactWriteItems    | counter item (rev = read rev), meta item, its index   |
+//	|                                 |                       | entry (PK=…#TEST#{id}, SK=INDEX) + new event items    |
 //	| unhealthy tests of a repo       | Query GSI1 + BatchGet | GSI1PK=ORG#{slug}#REPO#{repo}#STATUS#FLAKY|BROKEN     |
 //	|                                 |                       | on index entries, then the page's test items          |
 //	| quarantine candidates of a repo | Query GSI2 + BatchGet | GSI2PK=ORG#{slug}#REPO#{repo}#QUARANTINE, SK A#/U#{id}|
-//	| failed runs in a time range     | Query GSI1 per day    | GSI1PK=ORG#{slug}#REPO#{repo}#FAILS#{unix day}        |
+//	| failed runs in a time range     | Query per day         | PK=ORG#{slug}#REPO#{repo}#FAILS#{unix day}, SK={time} |
+//	|                                 |                       | #{test}#{upload}#{seq}, ttl 35 days (and GSI1, where  |
+//	|                                 |                       | the earlier layout indexed its run items)             |
 //	| newest CODEOWNERS of a repo     | GetItem / PutItem     | PK=ORG#{slug}, SK=REPO#{repo}#CODEOWNERS (newer wins) |
 //	| upload record                   | GetItem / UpdateItem  | PK=ORG#{slug}#UPLOAD#{id}, SK=UPLOAD, ttl 35 days     |
 //	| recent uploads of an org        | Query GSI1, desc      | GSI1PK=ORG#{slug}#UPLOADS                             |
@@ -46,13 +55,21 @@
 // The merge queue's items are listed in queue.go's header comment, the
 // webhook endpoints', deliveries' and attempt log's in webhook.go's.
 //
-// A test's aggregate keeps its counters as top-level attributes
-// ("hp.{hour}", "cc.{cluster}.{day}", ...: testcase.go) rather than maps,
-// because DynamoDB's ADD creates a missing top-level attribute, and the
-// item itself, in one atomic update, while a map entry can only be set once
-// its map exists: concurrent ingests count into one test without a read and
-// without losing a run. A health write removes the counters that
-// testhealth.Prune dropped.
+// A test is three items, so that what every upload writes is small. Its
+// counter item (under 1 KB whatever the test's age) holds what
+// classification reads: the runs of each recent hour, four counters packed
+// into one number (counters.go), the monitored runs of older days, the
+// streak, the status value, quarantine override, flake time and rev. Every
+// upload ADDs to it without reading it and gets it back as it was
+// (ReturnValues ALL_OLD), which is all classification needs; a batch is
+// counted once because the item keeps the tokens of the last batches
+// applied to it. Its failure item (clusters, pull requests) is written
+// only when the test fails, its meta item (identity, owners, health as
+// shown, ticket, and the hours folded out of the counter item, exactly)
+// on first sight, on a health write and when old hours are folded. A test
+// stored by the earlier layout (everything on one item, a counter
+// attribute each) is read and counted on as it is; its counters leave it
+// as they leave every window.
 //
 // Repository keys are canonical: the host in lowercase, and on github.com
 // the owner and name too (GitHub ignores their case); the item keeps the

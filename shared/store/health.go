@@ -374,41 +374,68 @@ func IndexKey(tc testhealth.TestCase, quarantineList bool) string {
 
 // FailedTestsBetween returns the ids of a repository's tests with a failed
 // run in [start, end), each with its latest failure time in the range:
-// one Query per day of the range (at most 8 for the contract's 7 days).
+// per day of the range (at most 8 for the contract's 7 days), one Query of
+// the day's failed runs and one of the index the earlier layout kept them
+// in (its run items expire 35 days after they were written).
 func (s *Store) FailedTestsBetween(ctx context.Context, org string, repo repository.Ref, start, end time.Time) (map[string]time.Time, error) {
 	out := map[string]time.Time{}
+	err := s.eachFailedRun(ctx, org, repo, start, end, func(at time.Time, id string, _ map[string]types.AttributeValue) {
+		if at.After(out[id]) {
+			out[id] = at
+		}
+	})
+	return out, err
+}
+
+// FailedRunsBetween lists a repository's failed runs in [start, end).
+func (s *Store) FailedRunsBetween(ctx context.Context, org string, repo repository.Ref, start, end time.Time) ([]testhealth.RunRecord, error) {
+	var out []testhealth.RunRecord
+	err := s.eachFailedRun(ctx, org, repo, start, end, func(_ time.Time, _ string, item map[string]types.AttributeValue) {
+		var r testhealth.RunRecord
+		if unmarshal(item, &r) == nil {
+			out = append(out, r)
+		}
+	})
+	return out, err
+}
+
+// eachFailedRun calls fn with each failed run of a repository in [start,
+// end): its time, its test and its item.
+func (s *Store) eachFailedRun(ctx context.Context, org string, repo repository.Ref, start, end time.Time, fn func(time.Time, string, map[string]types.AttributeValue)) error {
 	lo, hi := start.UTC().Format(SortableTime), end.UTC().Format(SortableTime)
 	for day := start.UTC().Truncate(testhealth.Day); day.Before(end); day = day.Add(testhealth.Day) {
 		pk := failsPK(org, repo, day)
-		var from map[string]types.AttributeValue
-		for {
-			res, err := s.query(ctx, &dynamodb.QueryInput{
-				IndexName:              aws.String(IndexGSI1),
-				KeyConditionExpression: aws.String("GSI1PK = :pk AND GSI1SK BETWEEN :lo AND :hi"),
+		for _, q := range []struct{ index, pkAttr, skAttr string }{
+			{"", AttrPK, AttrSK},                // the day's failed runs
+			{IndexGSI1, AttrGSI1PK, AttrGSI1SK}, // the earlier layout's run items
+		} {
+			in := &dynamodb.QueryInput{
+				KeyConditionExpression: aws.String(q.pkAttr + " = :pk AND " + q.skAttr + " BETWEEN :lo AND :hi"),
 				ExpressionAttributeValues: map[string]types.AttributeValue{
 					":pk": str(pk), ":lo": str(lo), ":hi": str(hi),
 				},
-				ProjectionExpression: aws.String("GSI1SK"),
-				ExclusiveStartKey:    from,
-			})
-			if err != nil {
-				return nil, err
 			}
-			for _, item := range res.Items {
-				sk := item[AttrGSI1SK].(*types.AttributeValueMemberS).Value
-				parts := strings.SplitN(sk, "#", 3)
-				if len(parts) < 2 || parts[0] >= hi { // BETWEEN is inclusive of hi; the range is not
-					continue
-				}
-				at, _ := time.Parse(SortableTime, parts[0])
-				if at.After(out[parts[1]]) {
-					out[parts[1]] = at
-				}
+			if q.index != "" {
+				in.IndexName = aws.String(q.index)
 			}
-			if from = res.LastEvaluatedKey; from == nil {
-				break
+			for {
+				res, err := s.query(ctx, in)
+				if err != nil {
+					return err
+				}
+				for _, item := range res.Items {
+					parts := strings.SplitN(strAttr(item[q.skAttr]), "#", 3)
+					if len(parts) < 2 || parts[0] >= hi { // BETWEEN is inclusive of hi; the range is not
+						continue
+					}
+					at, _ := time.Parse(SortableTime, parts[0])
+					fn(at, parts[1], item)
+				}
+				if in.ExclusiveStartKey = res.LastEvaluatedKey; in.ExclusiveStartKey == nil {
+					break
+				}
 			}
 		}
 	}
-	return out, nil
+	return nil
 }

@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
-	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,7 +44,7 @@ const (
 // foldAge + foldBatch hours of counters.
 const (
 	foldAge   = 24
-	foldBatch = 12
+	foldBatch = 24
 )
 
 // RunBatch gathers the runs of one upload, test by test, into batches of at
@@ -97,10 +97,10 @@ func (s *Store) RecordRuns(ctx context.Context, up testhealth.UploadRuns, tests 
 //   - a test that failed gets one UpdateItem of its failure item (cluster
 //     counts and texts, pull requests) and an item per failed run (indexed
 //     by day for list-failing-tests), in BatchWriteItems;
-//   - a test seen for the first time, or whose identity or owners changed,
-//     gets its meta item written;
+//   - a test seen for the first time gets its meta item put, in the same
+//     BatchWriteItems; one whose identity or owners changed, an update of it;
 //   - a counter item holding foldBatch hours older than foldAge folds them
-//     (one transaction, about twice a day per test that runs all day).
+//     (one transaction, about once a day per test that runs all day).
 //
 // Each upload and batch is counted once: the counter and failure items
 // keep the tokens of the last batches applied to them (batchTokens), and an
@@ -117,11 +117,14 @@ func (s *Store) RecordBatch(ctx context.Context, up testhealth.UploadRuns, tests
 	views := make([]testhealth.TestCase, len(tests))
 	var runs []map[string]types.AttributeValue
 	for i, tr := range tests {
-		view, err := s.recordTest(ctx, up, tok, tr)
+		view, meta, err := s.recordTest(ctx, up, tok, tr)
 		if err != nil {
 			return nil, err
 		}
 		views[i] = view
+		if meta != nil {
+			runs = append(runs, meta)
+		}
 		for _, r := range tr.Runs {
 			if r.Failed() {
 				item, err := runItem(up, tr.Test.ID, r)
@@ -169,13 +172,19 @@ func tokenUpdate(u *update, tok string) string {
 	return "NOT (" + strings.Join(seen, " OR ") + ")"
 }
 
-// recordTest counts one test's runs of a batch and returns its counters.
-func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok string, tr testhealth.TestRuns) (testhealth.TestCase, error) {
+// recordTest counts one test's runs of a batch and returns its counters,
+// and the meta item to put when the test is new.
+func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok string, tr testhealth.TestRuns) (testhealth.TestCase, map[string]types.AttributeValue, error) {
 	id := strings.ToLower(tr.Test.ID)
 	at := up.At.UTC()
 	u := newUpdate()
 	cond := tokenUpdate(u, tok)
 	u.setTo("lr", num64(at.UnixNano()))
+	ih := identityHash(tr.Test)
+	u.setTo("ih", str(ih))
+	if tr.Codeowners != nil {
+		u.setTo("oh", str(ownersHash(tr.Codeowners)))
+	}
 	var c hourCounts
 	streak, reset := 0, false
 	for _, r := range tr.Runs {
@@ -209,7 +218,7 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 	}
 	old, applied, err := s.updateOnce(ctx, testKey(up.Org, up.Repo, id), u, cond)
 	if err != nil {
-		return testhealth.TestCase{}, err
+		return testhealth.TestCase{}, nil, err
 	}
 	hot := decodeHot(old)
 	if applied {
@@ -223,16 +232,26 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 		}
 		hot.lastRun = at
 	}
-	if err := s.writeIdentity(ctx, up, tr, hot); err != nil {
-		return testhealth.TestCase{}, err
+	// The meta item: put for a new test (nothing else writes it before its
+	// first batch is recorded: a health write needs it to read the test),
+	// updated when the identity or owners changed, and updated on a
+	// repeated batch, which cannot tell whether the first attempt wrote it.
+	var meta map[string]types.AttributeValue
+	switch {
+	case !hot.exists && applied:
+		meta = newMeta(up, tr)
+	case !applied || hot.identity != ih || tr.Codeowners != nil && hot.owners != ownersHash(tr.Codeowners):
+		if err := s.updateMeta(ctx, up, tr, hot); err != nil {
+			return testhealth.TestCase{}, nil, err
+		}
 	}
 	if err := s.recordFailures(ctx, up, tok, tr); err != nil {
-		return testhealth.TestCase{}, err
+		return testhealth.TestCase{}, nil, err
 	}
 	if err := s.foldIfDue(ctx, up.Org, up.Repo, id, hot); err != nil {
-		return testhealth.TestCase{}, err
+		return testhealth.TestCase{}, nil, err
 	}
-	return hot.view(up.Org, up.Repo, id), nil
+	return hot.view(up.Org, up.Repo, id), meta, nil
 }
 
 // updateOnce runs a token-guarded update and returns the item as it was
@@ -324,8 +343,17 @@ func decodeHot(item map[string]types.AttributeValue) hotItem {
 		}
 	}
 	if h.hasLegacy {
-		// The earlier layout kept everything on this item.
-		h.legacy, _ = readTestCase(item)
+		// The earlier layout kept everything on this item; its packed
+		// hours and days are read above.
+		rest := make(map[string]types.AttributeValue, len(item))
+		for name, av := range item {
+			if _, ok := numbered(name, attrHour); !ok {
+				if _, ok := numbered(name, attrDay); !ok {
+					rest[name] = av
+				}
+			}
+		}
+		h.legacy, _ = readTestCase(rest)
 	}
 	return h
 }
@@ -398,53 +426,57 @@ func digest(parts ...string) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:6])
 }
 
-// writeIdentity writes the test's identity (and owners) to its meta item
-// when the counter item does not record it yet: a new test, a renamed one
-// (an explicit id keeps its id), new owners. The hashes go to the counter
-// item after the meta item is written, so a crash in between writes again.
-func (s *Store) writeIdentity(ctx context.Context, up testhealth.UploadRuns, tr testhealth.TestRuns, hot hotItem) error {
+// identity is a test's identity and owners as its meta item holds them.
+func identity(up testhealth.UploadRuns, tr testhealth.TestRuns, firstSeen time.Time) map[string]types.AttributeValue {
 	t := tr.Test
-	ih := identityHash(t)
-	oh := hot.owners
-	if tr.Codeowners != nil {
-		oh = ownersHash(tr.Codeowners)
+	out := map[string]types.AttributeValue{
+		"org":        str(up.Org),
+		"repo":       &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"host": str(up.Repo.Host), "owner": str(up.Repo.Owner), "name": str(up.Repo.Name)}},
+		"id":         str(strings.ToLower(t.ID)),
+		"name":       str(t.Name),
+		"variant":    str(t.Variant),
+		"first_seen": timeStr(firstSeen),
 	}
-	if hot.identity == ih && hot.owners == oh {
-		return nil
-	}
-	u := newUpdate()
-	u.setTo("org", str(up.Org))
-	u.setIfAbsent("repo", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-		"host": str(up.Repo.Host), "owner": str(up.Repo.Owner), "name": str(up.Repo.Name)}})
-	u.setTo("id", str(strings.ToLower(t.ID)))
-	u.setTo("name", str(t.Name))
-	u.setTo("variant", str(t.Variant))
-	for attr, v := range map[string]string{"file_path": t.FilePath, "parent": t.Parent, "classname": t.Classname} {
-		if v != "" {
-			u.setTo(attr, str(v))
+	for _, f := range []struct{ attr, v string }{{"file_path", t.FilePath}, {"parent", t.Parent}, {"classname", t.Classname}} {
+		if f.v != "" {
+			out[f.attr] = str(f.v)
 		}
 	}
-	first := up.At
-	if !hot.legacy.FirstSeen.IsZero() {
-		first = hot.legacy.FirstSeen
-	}
-	u.setIfAbsent("first_seen", timeStr(first))
 	if tr.Codeowners != nil {
 		owners := make([]types.AttributeValue, len(tr.Codeowners))
 		for i, o := range tr.Codeowners {
 			owners[i] = str(o)
 		}
-		u.setTo("codeowners", &types.AttributeValueMemberL{Value: owners})
+		out["codeowners"] = &types.AttributeValueMemberL{Value: owners}
 	}
-	if _, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		Key: metaKey(up.Org, up.Repo, t.ID), UpdateExpression: aws.String(u.expression()),
-		ExpressionAttributeNames: u.names, ExpressionAttributeValues: u.values,
-	}); err != nil {
-		return err
+	return out
+}
+
+// newMeta is the meta item of a test first seen in up.
+func newMeta(up testhealth.UploadRuns, tr testhealth.TestRuns) map[string]types.AttributeValue {
+	item := metaKey(up.Org, up.Repo, tr.Test.ID)
+	maps.Copy(item, identity(up, tr, up.At))
+	return item
+}
+
+// updateMeta writes a test's identity and owners to its meta item, leaving
+// what else it holds (health, ticket, folded hours).
+func (s *Store) updateMeta(ctx context.Context, up testhealth.UploadRuns, tr testhealth.TestRuns, hot hotItem) error {
+	first := up.At
+	if !hot.legacy.FirstSeen.IsZero() {
+		first = hot.legacy.FirstSeen
+	}
+	u := newUpdate()
+	for attr, v := range identity(up, tr, first) {
+		if attr == "repo" || attr == "first_seen" { // as first seen
+			u.setIfAbsent(attr, v)
+		} else {
+			u.setTo(attr, v)
+		}
 	}
 	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		Key: testKey(up.Org, up.Repo, t.ID), UpdateExpression: aws.String("SET ih = :i, oh = :o"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":i": str(ih), ":o": str(oh)},
+		Key: metaKey(up.Org, up.Repo, tr.Test.ID), UpdateExpression: aws.String(u.expression()),
+		ExpressionAttributeNames: u.names, ExpressionAttributeValues: u.values,
 	})
 	return err
 }
@@ -486,10 +518,10 @@ func (s *Store) recordFailures(ctx context.Context, up testhealth.UploadRuns, to
 	for _, r := range summaries {
 		u.addN(attrClusterCount+r.Cluster+"."+day, clusters[r.Cluster])
 		u.setTo(attrClusterText+r.Cluster, str(r.Summary))
-		u.setTo(attrClusterLast+r.Cluster, num64(at.UnixNano()))
+		u.setTo(attrClusterLast+r.Cluster, num64(at.UnixMilli()))
 	}
 	if up.PR > 0 {
-		u.setTo(attrFailedPR+strconv.Itoa(up.PR), num64(at.UnixNano()))
+		u.setTo(attrFailedPR+strconv.Itoa(up.PR), num64(at.UnixMilli()))
 	}
 	k := failKey(up.Org, up.Repo, tr.Test.ID)
 	in := &dynamodb.UpdateItemInput{
@@ -613,24 +645,22 @@ func (s *Store) foldIfDue(ctx context.Context, org string, repo repository.Ref, 
 	return err
 }
 
-func runSK(up testhealth.UploadRuns, r testhealth.Run) string {
-	return fmt.Sprintf("RUN#%s#%s#%07d", up.At.UTC().Format(SortableTime), up.Upload, r.Seq)
-}
-
-// runItem is the item of a failed run, indexed by day for
-// list-failing-tests. Passing runs are counted, not stored.
+// runItem is the item of a failed run, in the partition of the
+// repository's failed runs of its day (PK=…#FAILS#{unix day}, SK={time}#
+// {test}#{upload}#{seq}), where list-failing-tests reads them without an
+// index: a run costs one write, not one and its index copy. Passing runs
+// are counted, not stored.
 func runItem(up testhealth.UploadRuns, testID string, r testhealth.Run) (map[string]types.AttributeValue, error) {
 	rec := testhealth.RunRecord{
 		Status: r.Status, At: up.At.UTC(), Upload: up.Upload, SHA: up.SHA, Branch: up.Branch, PR: up.PR,
 		Attempt: r.Attempt, Duration: r.Duration.Milliseconds(), Message: clipBytes(r.Message, maxMessageBytes), TestID: strings.ToLower(testID),
 	}
-	item, err := marshal(rec, key(testPK(up.Org, up.Repo, testID), runSK(up, r)))
+	sk := up.At.UTC().Format(SortableTime) + "#" + strings.ToLower(testID) + "#" + up.Upload + "#" + strconv.Itoa(r.Seq)
+	item, err := marshal(rec, key(failsPK(up.Org, up.Repo, up.At), sk))
 	if err != nil {
 		return nil, err
 	}
 	item[AttrTTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(up.At.Add(RunRetention).Unix(), 10)}
-	item[AttrGSI1PK] = str(failsPK(up.Org, up.Repo, up.At))
-	item[AttrGSI1SK] = str(up.At.UTC().Format(SortableTime) + "#" + strings.ToLower(testID) + "#" + up.Upload + "#" + strconv.Itoa(r.Seq))
 	return item, nil
 }
 
@@ -720,23 +750,6 @@ func (u *update) expression() string {
 		parts = append(parts, "ADD "+strings.Join(u.add, ", "))
 	}
 	return strings.Join(parts, " ")
-}
-
-// FailedRuns lists the newest failed runs of a test, up to limit: one
-// Query. Passing runs are counted, not stored.
-func (s *Store) FailedRuns(ctx context.Context, org string, repo repository.Ref, id string, limit int32) ([]testhealth.RunRecord, error) {
-	out, err := s.query(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :run)"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(testPK(org, repo, id)), ":run": str("RUN#"),
-		},
-		ScanIndexForward: aws.Bool(false),
-		Limit:            aws.Int32(limit),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return unmarshalAll[testhealth.RunRecord](out.Items)
 }
 
 // clipBytes cuts s to at most n bytes without splitting a UTF-8 sequence.

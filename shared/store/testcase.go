@@ -250,11 +250,16 @@ func skOf(item map[string]types.AttributeValue) string {
 	return s.Value
 }
 
-// timeAttr reads a time stored as unix nanoseconds or, as the earlier
-// layout did, RFC 3339 text.
+// timeAttr reads a time of a failure item: unix milliseconds (what the API
+// shows, in fewer bytes than text) or, as the earlier layout had it,
+// RFC 3339 text.
 func timeAttr(av types.AttributeValue) time.Time {
-	if _, ok := av.(*types.AttributeValueMemberN); ok {
-		return nanosAttr(av)
+	if n, ok := av.(*types.AttributeValueMemberN); ok {
+		ms, err := strconv.ParseInt(n.Value, 10, 64)
+		if err != nil {
+			return time.Time{}
+		}
+		return time.UnixMilli(ms).UTC()
 	}
 	s, ok := av.(*types.AttributeValueMemberS)
 	if !ok {
@@ -333,13 +338,13 @@ func (s *Store) PutTestCase(ctx context.Context, tc testhealth.TestCase) error {
 	fail := failKey(tc.Org, tc.Repo, tc.ID)
 	for k, c := range tc.Failures {
 		fail[attrClusterText+k] = str(c.Summary)
-		fail[attrClusterLast+k] = num64(c.Last.UnixNano())
+		fail[attrClusterLast+k] = num64(c.Last.UnixMilli())
 		for d, n := range c.ByDay {
 			fail[attrClusterCount+k+"."+d] = num(n)
 		}
 	}
 	for pr, at := range tc.FailedPRs {
-		fail[attrFailedPR+pr] = num64(at.UnixNano())
+		fail[attrFailedPR+pr] = num64(at.UnixMilli())
 	}
 	if len(fail) > 2 {
 		actions = append(actions, types.TransactWriteItem{Put: &types.Put{Item: fail}})

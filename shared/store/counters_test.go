@@ -1,0 +1,241 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/store/billing"
+	"github.com/mainguard/mainguard/shared/store/storetest"
+	"github.com/mainguard/mainguard/shared/testhealth"
+)
+
+var web = repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
+
+const testID = "06cb6db5-f807-5198-b072-af67a0636f8a"
+
+func oneTest(runs ...string) []testhealth.TestRuns {
+	tr := testhealth.TestRuns{Test: testhealth.TestCase{ID: testID, Name: "t", FilePath: "src/t_test.go"}}
+	for i, st := range runs {
+		r := testhealth.Run{Seq: i, Status: st}
+		if st == "failed" {
+			r.Cluster, r.Summary, r.Message = "c1", "boom", "boom"
+		}
+		tr.Runs = append(tr.Runs, r)
+	}
+	return []testhealth.TestRuns{tr}
+}
+
+// TestBatchCountsOnce records one batch of an upload twice: the second is
+// refused by the counter item's batch tokens, counts nothing, and still
+// answers with the counters; the next batch of the upload counts.
+func TestBatchCountsOnce(t *testing.T) {
+	t.Parallel()
+	s := storetest.New(t, fixed)
+	ctx := context.Background()
+	up := testhealth.UploadRuns{Org: "acme", Repo: web, Upload: "u1", At: t0, SHA: "s1", Branch: "main", Monitored: true, Streak: true}
+	first, err := s.RecordBatch(ctx, up, oneTest("passed", "failed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.RecordBatch(ctx, up, oneTest("passed", "failed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hour := testhealth.HourKey(t0)
+	for name, v := range map[string]testhealth.TestCase{"first": first[0], "repeated": again[0]} {
+		if v.MonitoredPassedByHour[hour] != 1 || v.MonitoredFailedByHour[hour] != 1 || v.Streak != 1 {
+			t.Errorf("%s attempt answered %v %v streak %d, want 1 and 1, streak 1", name, v.MonitoredPassedByHour, v.MonitoredFailedByHour, v.Streak)
+		}
+	}
+	up.Batch = 1
+	if _, err := s.RecordBatch(ctx, up, oneTest("passed")); err != nil {
+		t.Fatal(err)
+	}
+	tc, err := s.GetTestCase(ctx, "acme", web, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.PassedByHour[hour] != 2 || tc.FailedByHour[hour] != 1 || tc.Failures["c1"].ByDay[testhealth.DayKey(t0)] != 1 {
+		t.Errorf("read %v passed, %v failed, clusters %+v; want 2, 1 and one failure", tc.PassedByHour, tc.FailedByHour, tc.Failures)
+	}
+	runs, err := s.FailedRunsBetween(ctx, "acme", web, t0, t0.Add(time.Second))
+	if err != nil || len(runs) != 1 {
+		t.Errorf("failed runs: %v, %v; want the one", runs, err)
+	}
+}
+
+// TestFoldKeepsEveryFigure records a run an hour for 60 hours, monitored
+// and not in turn, failing one in four: the counter item folds its old
+// hours away and stays under 1 KB, while a read of the whole test has every
+// hour as counted, and classification's day sums agree with it on whole
+// days.
+func TestFoldKeepsEveryFigure(t *testing.T) {
+	t.Parallel()
+	db, table := storetest.NewTable(t)
+	s := store.New(db, table, fixed)
+	ctx := context.Background()
+	want := testhealth.TestCase{}
+	var last testhealth.TestCase
+	for h := 60; h >= 1; h-- {
+		at := t0.Add(-time.Duration(h) * time.Hour)
+		up := testhealth.UploadRuns{Org: "acme", Repo: web, Upload: fmt.Sprintf("u%d", h), At: at, SHA: "s", Branch: "main", Monitored: h%2 == 0, PR: h}
+		status := "passed"
+		if h%4 == 0 {
+			status = "failed"
+		}
+		views, err := s.RecordBatch(ctx, up, oneTest(status, "passed"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = views[0]
+		k := testhealth.HourKey(at)
+		for _, m := range []*map[string]int{&want.PassedByHour, &want.FailedByHour, &want.MonitoredPassedByHour, &want.MonitoredFailedByHour} {
+			if *m == nil {
+				*m = map[string]int{}
+			}
+		}
+		want.PassedByHour[k] += 1
+		if status == "passed" {
+			want.PassedByHour[k]++
+		} else {
+			want.FailedByHour[k]++
+		}
+		if up.Monitored {
+			want.MonitoredPassedByHour[k] = want.PassedByHour[k]
+			if want.FailedByHour[k] > 0 {
+				want.MonitoredFailedByHour[k] = want.FailedByHour[k]
+			}
+		}
+	}
+	got, err := s.GetTestCase(ctx, "acme", web, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, pair := range map[string][2]map[string]int{
+		"passed": {got.PassedByHour, want.PassedByHour}, "failed": {got.FailedByHour, want.FailedByHour},
+		"monitored passed": {got.MonitoredPassedByHour, want.MonitoredPassedByHour}, "monitored failed": {got.MonitoredFailedByHour, want.MonitoredFailedByHour},
+	} {
+		if fmt.Sprint(pair[0]) != fmt.Sprint(pair[1]) {
+			t.Errorf("%s by hour read %v, want %v", name, pair[0], pair[1])
+		}
+	}
+	for _, w := range []time.Duration{testhealth.Day, testhealth.Week} {
+		if g, wnt := testhealth.FailureRate(got, w, t0), testhealth.FailureRate(want, w, t0); g != wnt {
+			t.Errorf("failure rate over %v: %v, want %v", w, g, wnt)
+		}
+	}
+	if n := testhealth.PullRequestsImpacted(got, t0); n != 15 {
+		t.Errorf("pull requests impacted %d, want 15", n)
+	}
+	raw, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "ORG#acme#REPO#" + web.Key() + "#TEST#" + testID}, "SK": &types.AttributeValueMemberS{Value: "TEST"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hours, days := 0, 0
+	for name := range raw.Item {
+		switch {
+		case len(name) > 1 && name[0] == 'h' && name[1] >= '0' && name[1] <= '9':
+			hours++
+		case len(name) > 1 && name[0] == 'd' && name[1] >= '0' && name[1] <= '9':
+			days++
+		}
+	}
+	if hours > 48 || days == 0 {
+		t.Errorf("counter item holds %d hours and %d days; want at most 48 hours, and days", hours, days)
+	}
+	if size := billing.ItemSize(raw.Item); size > 1024 {
+		t.Errorf("counter item is %d bytes", size)
+	}
+	// Classification sees monitored runs of whole folded days: over two
+	// days, the same as the read.
+	sum := func(hours, days map[string]int) int {
+		n := 0
+		for _, v := range hours {
+			n += v
+		}
+		for _, v := range days {
+			n += v
+		}
+		return n
+	}
+	if g, w := sum(last.MonitoredPassedByHour, last.MonitoredPassedByDay), sum(want.MonitoredPassedByHour, nil); g != w {
+		t.Errorf("classification sees %d monitored passes, want %d", g, w)
+	}
+}
+
+// TestEarlierLayoutCountsOn: a test stored by the earlier layout (all on
+// one item, a counter attribute each) keeps its counts and identity when
+// new runs are counted the packed way.
+func TestEarlierLayoutCountsOn(t *testing.T) {
+	t.Parallel()
+	db, table := storetest.NewTable(t)
+	s := store.New(db, table, fixed)
+	ctx := context.Background()
+	hour := testhealth.HourKey(t0)
+	old, err := attributevalue.MarshalMap(map[string]any{
+		"PK": "ORG#acme#REPO#" + web.Key() + "#TEST#" + testID, "SK": "TEST", "id": testID, "org": "acme", "name": "t",
+		"repo": map[string]string{"host": "github.com", "owner": "acme", "name": "web"}, "file_path": "src/t_test.go",
+		"status":     map[string]string{"value": "flaky", "reason": "failure-rate", "at": t0.Format(time.RFC3339Nano)},
+		"hp." + hour: 3, "hf." + hour: 1, "mp." + hour: 3, "mf." + hour: 1, "rev": 2,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &table, Item: old}); err != nil {
+		t.Fatal(err)
+	}
+	up := testhealth.UploadRuns{Org: "acme", Repo: web, Upload: "u1", At: t0, SHA: "s1", Branch: "main", Monitored: true}
+	views, err := s.RecordBatch(ctx, up, oneTest("passed"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := views[0]; v.MonitoredPassedByHour[hour] != 4 || v.MonitoredFailedByHour[hour] != 1 || v.Status.Value != "flaky" || v.Rev != 2 {
+		t.Errorf("counters answered %v %v, status %q, rev %d; want 4, 1, flaky, 2", v.MonitoredPassedByHour, v.MonitoredFailedByHour, v.Status.Value, v.Rev)
+	}
+	tc, err := s.GetTestCase(ctx, "acme", web, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.PassedByHour[hour] != 4 || tc.FailedByHour[hour] != 1 || tc.Name != "t" || tc.Status.Value != "flaky" || tc.Rev != 2 {
+		t.Errorf("read %v %v, name %q, status %q, rev %d", tc.PassedByHour, tc.FailedByHour, tc.Name, tc.Status.Value, tc.Rev)
+	}
+}
+
+// TestFailureItemIsPruned fails a test on a new pull request every hour
+// for ten days: the failure item drops the pull requests older than
+// testhealth.Keep once PruneBatch of them are there, so it holds at most
+// the window's and PruneBatch more.
+func TestFailureItemIsPruned(t *testing.T) {
+	t.Parallel()
+	db, table := storetest.NewTable(t)
+	s := store.New(db, table, fixed)
+	ctx := context.Background()
+	const hours = 240
+	for h := hours; h >= 1; h-- {
+		up := testhealth.UploadRuns{Org: "acme", Repo: web, Upload: fmt.Sprintf("u%d", h), At: t0.Add(-time.Duration(h) * time.Hour), SHA: "s", Branch: "feature", PR: 1000 + h}
+		if _, err := s.RecordBatch(ctx, up, oneTest("failed", "passed", "passed")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tc, err := s.GetTestCase(ctx, "acme", web, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := int(testhealth.Keep / time.Hour)
+	if n := len(tc.FailedPRs); n < kept || n > kept+testhealth.PruneBatch {
+		t.Errorf("the failure item holds %d pull requests; want between %d and %d", n, kept, kept+testhealth.PruneBatch)
+	}
+	if n := testhealth.PullRequestsImpacted(tc, t0); n != 167 {
+		t.Errorf("pull requests impacted %d, want 167 (one an hour, in the week before now)", n)
+	}
+}
