@@ -73,12 +73,15 @@ func unpack(av types.AttributeValue, n int) ([]int, bool) {
 	if !ok {
 		return nil, false
 	}
-	f, _, err := big.ParseFloat(num.Value, 10, 256, big.ToNearestEven)
-	if err != nil || f.Sign() < 0 {
-		return nil, false
+	digits := num.Value
+	if strings.Trim(digits, "0123456789") != "" { // not plain digits: exponent form
+		f, _, err := big.ParseFloat(num.Value, 10, 256, big.ToNearestEven)
+		if err != nil || f.Sign() < 0 {
+			return nil, false
+		}
+		i, _ := f.Int(nil)
+		digits = i.String()
 	}
-	i, _ := f.Int(nil)
-	digits := i.String()
 	width := n * counterDigits
 	if len(digits) > width {
 		return nil, false
