@@ -35,6 +35,10 @@ type Limits struct {
 	MaxCodeowners int64
 	// MaxEntries is the most tar entries of any kind, default 10,000.
 	MaxEntries int
+	// MaxRuns is the most runs the whole bundle may hold, all its JUnit
+	// files together, default 500,000 (the contract's limit). Each file is
+	// also bounded by JUnit.MaxRuns.
+	MaxRuns int
 	// JUnit bounds each JUnit file; see junit.Limits for its defaults.
 	JUnit junit.Limits
 }
@@ -47,6 +51,7 @@ const (
 	DefaultMaxMeta         = 1 << 20
 	DefaultMaxCodeowners   = 1 << 20
 	DefaultMaxEntries      = 10_000
+	DefaultMaxRuns         = 500_000
 )
 
 // maxWindow bounds the zstd window the decoder accepts, and so the
@@ -68,6 +73,9 @@ func (l Limits) withDefaults() Limits {
 	def(&l.MaxCodeowners, DefaultMaxCodeowners)
 	if l.MaxEntries <= 0 {
 		l.MaxEntries = DefaultMaxEntries
+	}
+	if l.MaxRuns <= 0 {
+		l.MaxRuns = DefaultMaxRuns
 	}
 	return l
 }
@@ -198,6 +206,7 @@ func Read(r io.Reader, lim Limits, h Handler) (Summary, error) {
 type reader struct {
 	lim      Limits
 	h        Handler
+	runs     int // runs of all JUnit files so far
 	sum      Summary
 	in       *countReader // compressed bytes
 	out      *countReader // decompressed bytes
@@ -398,14 +407,19 @@ func (rd *reader) readJUnit(name string, tr *tar.Reader) error {
 			return &handlerError{err}
 		}
 	}
-	var fn func(junit.Run) error
-	if rd.h.Run != nil {
-		fn = func(r junit.Run) error {
-			if err := rd.h.Run(name, r); err != nil {
-				return &handlerError{err}
-			}
+	fn := func(r junit.Run) error {
+		if rd.runs++; rd.runs > rd.lim.MaxRuns {
+			// Refused as a whole, before anything of it counts: the
+			// limit is the bundle's, not each file's.
+			return &handlerError{refusef(nil, "the bundle holds more than %d test runs", rd.lim.MaxRuns)}
+		}
+		if rd.h.Run == nil {
 			return nil
 		}
+		if err := rd.h.Run(name, r); err != nil {
+			return &handlerError{err}
+		}
+		return nil
 	}
 	s, err := junit.Parse(tr, rd.lim.JUnit, fn)
 	rd.sum.Runs += s.Runs
