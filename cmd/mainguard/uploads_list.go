@@ -31,7 +31,7 @@ func uploadsList(e *env, args []string) error {
 		switch u.State {
 		case store.UploadIngested:
 			line += fmt.Sprintf("\t%d runs (%d passed, %d failed, %d skipped) on %s %.7s", u.Runs, u.Passed, u.Failed, u.Skipped, u.Branch, u.SHA)
-		case store.UploadFailed:
+		case store.UploadFailed, store.UploadExpired:
 			line += "\t" + u.Reason
 		}
 		fmt.Fprintln(e.stdout, line)

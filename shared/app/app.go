@@ -123,6 +123,7 @@ func (a *App) bundles(awsCfg *aws.Config) error {
 			BaseURL: a.Config.PublicAPIURL, Secret: a.Secret("upload-url"),
 			Dir: blobs.Dir{Root: a.Config.BundleDir}, Now: a.Now,
 			Ingest: func(ctx context.Context, org, id string) error { return a.Health.Ingest(ctx, org, id) },
+			Refuse: func(ctx context.Context, org, id, reason string) error { return a.Health.Refuse(ctx, org, id, reason) },
 		}
 		a.Uploads = local
 		// Not a Lambda function: as deployed, S3 takes these requests and

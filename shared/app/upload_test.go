@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/mainguard/mainguard/internal/testkit"
+	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
@@ -144,5 +145,33 @@ func TestS3UploadAndIngestEvent(t *testing.T) {
 	stray := events.S3Event{Records: []events.S3EventRecord{{S3: events.S3Entity{Object: events.S3Object{Key: "bundles/acme/00000000-0000-4000-8000-000000000000.tar.zst"}}}}}
 	if err := h.app.Health.IngestS3(context.Background(), stray); err != nil {
 		t.Errorf("stray object: %v", err)
+	}
+}
+
+// TestOversizeLocalUploadFails: a bundle PUT over the limit (sent without
+// a length, so the server reads up to the limit) is 413 and ends its upload
+// FAILED with the reason: no bundle of it will ever be read.
+func TestOversizeLocalUploadFails(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	h := newHarness(t, func(c *config.Config) { c.BundleDir = dir; c.PublicAPIURL = "http://placeholder/v1" })
+	srv := httptest.NewServer(h.app.Mux())
+	t.Cleanup(srv.Close)
+	c := h.createUpload(t)
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPut, srv.URL+u.Path+"?"+u.RawQuery, &countingReader{size: api.MaxBody + 1<<20})
+	resp, err := http.DefaultClient.Do(req)
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("oversize PUT: %d", resp.StatusCode)
+		}
+	}
+	up, err := h.app.Store.GetUpload(context.Background(), "acme", c.ID)
+	if err != nil || up.State != store.UploadFailed || !strings.Contains(up.Reason, "larger than") {
+		t.Errorf("after an oversize PUT: %s %q %v", up.State, up.Reason, err)
 	}
 }

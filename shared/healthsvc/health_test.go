@@ -4,15 +4,18 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/klauspost/compress/zstd"
@@ -658,5 +661,113 @@ func TestPassOnRetryAcrossUploads(t *testing.T) {
 	}
 	if v := testhealth.Previous(e.test("steady")); v != testhealth.Healthy {
 		t.Errorf("steady, failed on x1 and passed on x2: %s", v)
+	}
+}
+
+// crashingDB fails every UpdateItem after the first n, as a store would
+// for an ingest whose process died.
+type crashingDB struct {
+	store.DB
+	n atomic.Int64
+}
+
+func (c *crashingDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, o ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	if c.n.Add(-1) < 0 {
+		return nil, errors.New("the process died")
+	}
+	return c.DB.UpdateItem(ctx, in, o...)
+}
+
+// TestCrashedIngestIsResumed cuts an ingest of 250 tests off after its
+// first batches: the upload stays CREATED under a lease, which the
+// scheduler leaves alone while it runs and takes over once it lapsed,
+// resuming past the recorded batches so that every test counts once. An
+// address never used expires.
+func TestCrashedIngestIsResumed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	var cases []string
+	for i := range 250 {
+		cases = append(cases, fmt.Sprintf("case%03d", i))
+	}
+	id := "00000000-0000-4000-8000-00000000c0de"
+	up := store.Upload{ID: id, Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", id), CreatedAt: e.clock.Now()}
+	if err := e.s.CreateUpload(ctx, up); err != nil {
+		t.Fatal(err)
+	}
+	unused := store.Upload{ID: "00000000-0000-4000-8000-00000000dead", Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", "00000000-0000-4000-8000-00000000dead"), CreatedAt: e.clock.Now()}
+	if err := e.s.CreateUpload(ctx, unused); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	meta := bundle.Meta{Org: "acme", BundleUploadID: id, UploadTime: e.clock.Now(),
+		Repo: bundle.Repo{Host: repo.Host, Owner: repo.Owner, Name: repo.Name, HeadSHA: "s1", HeadBranch: "main"}}
+	if err := bundle.Write(&buf, bundle.WriteInput{Meta: meta, JUnit: []bundle.File{{Body: report("src/app_test.go", cases...)}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.dir.Put(up.BlobKey, &buf, 20<<20); err != nil {
+		t.Fatal(err)
+	}
+	crashing := &crashingDB{DB: storetest.Client(t)}
+	crashing.n.Store(120) // the lease, then about one batch
+	svc := *e.svc
+	svc.Store = store.New(crashing, e.s.Table(), e.clock.Now)
+	svc.Workers = 1
+	if err := svc.Ingest(ctx, "acme", id); err == nil {
+		t.Fatal("the ingest did not fail")
+	}
+	counted := func() int {
+		n := 0
+		for _, c := range cases {
+			n += sum(e.test(c).PassedByHour)
+		}
+		return n
+	}
+	tests := func() (n int) {
+		for _, c := range cases {
+			if _, err := e.s.GetTestCase(ctx, "acme", repo, testhealth.TestID(testhealth.Identity{Org: "acme", Repo: "github.com/acme/web", File: "src/app_test.go", Classname: "pkg", Parent: "suite", Name: c})); err == nil {
+				n++
+			}
+		}
+		return n
+	}
+	if n := tests(); n == 0 || n == len(cases) {
+		t.Fatalf("%d of %d tests recorded before the crash; want some", n, len(cases))
+	}
+	if got, _ := e.s.GetUpload(ctx, "acme", id); got.State != store.UploadCreated || got.Lease == "" {
+		t.Fatalf("after the crash: %s, lease %q", got.State, got.Lease)
+	}
+	// While the lease runs, nobody takes the upload over.
+	if n, err := e.svc.ResumeUploads(ctx, 4); err != nil || n != 0 {
+		t.Fatalf("resumed %d (%v) while the lease ran", n, err)
+	}
+	if err := e.svc.Ingest(ctx, "acme", id); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.s.GetUpload(ctx, "acme", id); got.State != store.UploadCreated {
+		t.Fatalf("a second ingest took a held upload: %s", got.State)
+	}
+	e.clock.Advance(healthsvc.LeaseTTL + store.ResumeGrace + time.Minute)
+	if n, err := e.svc.ResumeUploads(ctx, 4); err != nil || n != 1 {
+		t.Fatalf("resumed %d, %v; want the crashed upload", n, err)
+	}
+	if got, _ := e.s.GetUpload(ctx, "acme", id); got.State != store.UploadIngested || got.Runs != len(cases) {
+		t.Fatalf("after resuming: %s with %d runs", got.State, got.Runs)
+	}
+	if n := counted(); n != len(cases) {
+		t.Errorf("%d passes counted for %d runs", n, len(cases))
+	}
+	// The unused address expires once it is due (half an hour after it was
+	// created, by default).
+	e.clock.Advance(30 * time.Minute)
+	if n, err := e.svc.ResumeUploads(ctx, 4); err != nil || n != 1 {
+		t.Fatalf("resumed %d, %v; want the unused upload", n, err)
+	}
+	if got, _ := e.s.GetUpload(ctx, "acme", unused.ID); got.State != store.UploadExpired || got.Reason == "" {
+		t.Errorf("unused upload: %s %q, want EXPIRED with a reason", got.State, got.Reason)
+	}
+	if n, _ := e.svc.ResumeUploads(ctx, 4); n != 0 {
+		t.Errorf("finished uploads are due again: %d", n)
 	}
 }

@@ -3,6 +3,8 @@ package healthsvc
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -42,6 +44,17 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 	if up.State != store.UploadCreated {
 		return nil // done already
 	}
+	// One ingest at a time: a second delivery of the event while the
+	// first runs leaves it alone; a lease that lapsed (a crash, a timeout)
+	// is taken over, and the batches recorded under it are skipped.
+	lease := leaseName()
+	if err := s.Store.ClaimUpload(ctx, org, uploadID, lease, s.Now().Add(LeaseTTL)); err != nil {
+		if errs.Is(err, errs.Conflict) {
+			s.Log.InfoContext(ctx, "upload being ingested by another run", "org", org, "upload", uploadID)
+			return nil
+		}
+		return err
+	}
 	repo, err := s.Store.GetRepo(ctx, org, up.Repo)
 	if err != nil {
 		return err
@@ -49,6 +62,11 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
 
 	check, err := s.check(ctx, up)
+	if errs.Is(err, errs.NotFound) {
+		up.State, up.Reason = store.UploadExpired, "no bundle was uploaded before the upload address expired"
+		s.Log.Info("upload expired", "org", org, "upload", uploadID)
+		return ignoreDone(s.Store.FinishUpload(ctx, up))
+	}
 	var refused *bundle.Error
 	if errors.As(err, &refused) {
 		up.State, up.Reason = store.UploadFailed, refused.Reason
@@ -81,6 +99,15 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 		return err
 	}
 	rec := newRecorder(ctx, s, runs, settings, owners, meta, workers, check.failed, done)
+	rec.renew = func() {
+		// Renewed as batches go out; a renewal that fails leaves the
+		// ingest going, which stays correct (batches count once) if
+		// another run takes over.
+		if err := s.Store.ClaimUpload(ctx, org, uploadID, lease, s.Now().Add(LeaseTTL)); err != nil {
+			s.Log.WarnContext(ctx, "upload lease not renewed", "org", org, "upload", uploadID, "err", err)
+		}
+	}
+	rec.renewed = s.Now()
 	sum, err := s.read(ctx, up, bundle.Handler{Run: rec.add})
 	if err == nil {
 		err = rec.close()
@@ -124,6 +151,55 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 	}
 	s.Log.Info("upload ingested", attrs...)
 	return nil
+}
+
+// LeaseTTL is how long an ingest holds its upload between renewals (it
+// renews every third of it): a crashed ingest's upload is resumed by the
+// scheduler once the lease has lapsed and store.ResumeGrace passed.
+const LeaseTTL = 5 * time.Minute
+
+// leaseName names one ingest run.
+func leaseName() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// ResumeUploads ingests, for every organization, the uploads due (at most
+// perOrg of each): an address that expired unused ends EXPIRED, a bundle
+// whose event was lost is ingested, an ingest that crashed is resumed past
+// the batches it recorded. The scheduled tick calls it.
+func (s *Service) ResumeUploads(ctx context.Context, perOrg int32) (int, error) {
+	orgs, err := s.Store.ListOrgs(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, org := range orgs {
+		due, err := s.Store.DueUploads(ctx, org, s.Now(), perOrg)
+		if err != nil {
+			return n, err
+		}
+		for _, up := range due {
+			s.Log.InfoContext(ctx, "resuming upload", "org", org, "upload", up.ID)
+			if err := s.Ingest(ctx, org, up.ID); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Refuse records an upload as failed with reason, when its bundle will
+// never be read (too large to store): nothing of it is recorded.
+func (s *Service) Refuse(ctx context.Context, org, uploadID, reason string) error {
+	up, err := s.Store.GetUpload(ctx, org, uploadID)
+	if err != nil {
+		return err
+	}
+	up.State, up.Reason = store.UploadFailed, reason
+	return ignoreDone(s.Store.FinishUpload(ctx, up))
 }
 
 // ignoreDone treats "already finished" as success: a concurrent ingest of
@@ -196,9 +272,6 @@ func (s *Service) check(ctx context.Context, up store.Upload) (checked, error) {
 // comes back as itself, so the caller can tell a refusal from a failure.
 func (s *Service) read(ctx context.Context, up store.Upload, h bundle.Handler) (bundle.Summary, error) {
 	body, err := s.Blobs.Open(ctx, up.BlobKey)
-	if errs.Is(err, errs.NotFound) {
-		return bundle.Summary{}, &bundle.Error{Reason: "no bundle was uploaded", Err: err}
-	}
 	if err != nil {
 		return bundle.Summary{}, err
 	}
@@ -248,7 +321,9 @@ type recorder struct {
 	meta     bundle.Meta
 
 	batch      store.RunBatch
-	batches    int // batches taken so far: the next one's number
+	batches    int       // batches taken so far: the next one's number
+	renew      func()    // renews the upload's lease
+	renewed    time.Time // when it last did
 	done       map[int]bool
 	failedHere map[string]bool // tests with a failed run in the upload (checked.failed)
 	seq        int
@@ -381,6 +456,10 @@ func (r *recorder) flush() {
 	batch := r.batch.Take()
 	if len(batch) == 0 {
 		return
+	}
+	if now := r.s.Now(); r.renew != nil && now.Sub(r.renewed) > LeaseTTL/3 {
+		r.renew()
+		r.renewed = now
 	}
 	n := r.batches
 	r.batches++

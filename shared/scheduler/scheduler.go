@@ -15,7 +15,14 @@ import (
 	"github.com/mainguard/mainguard/shared/webhooks"
 )
 
-// Scheduler is what one tick runs.
+// resumePerTick bounds the uploads one tick resumes per organization: a
+// resumed ingest may take minutes, and the tick has queues to step.
+const resumePerTick = 4
+
+// Scheduler is what one tick runs. Where its test-health service has the
+// bundle store (the local server), a tick also resumes the uploads no
+// ingest will finish; the deployed scheduler function has none, and relies
+// on the ingest function's own retries for now.
 type Scheduler struct {
 	Health   *healthsvc.Service
 	Queues   *driver.Driver
@@ -23,14 +30,23 @@ type Scheduler struct {
 	Log      *slog.Logger
 }
 
-// Tick is one run: reclassification, then the merge queues, then
+// Tick is one run: unfinished uploads, reclassification, then the merge queues, then
 // delivery, so that the events of this tick's steps go out in it, and
 // events written by a change whose process died before delivering them go
 // out at the next tick at the latest.
 func (s *Scheduler) Tick(ctx context.Context) error {
-	n, err := s.Health.Sweep(ctx)
-	if err != nil {
-		s.Log.ErrorContext(ctx, "tick failed", "reclassified", n, "error", err.Error())
+	var err error
+	if s.Health.Blobs != nil {
+		// Uploads no ingest will finish: resumed, or expired unused.
+		if n, rerr := s.Health.ResumeUploads(ctx, resumePerTick); rerr != nil {
+			s.Log.ErrorContext(ctx, "tick: uploads not resumed", "resumed", n, "error", rerr.Error())
+			err = rerr
+		}
+	}
+	n, serr := s.Health.Sweep(ctx)
+	if serr != nil {
+		s.Log.ErrorContext(ctx, "tick failed", "reclassified", n, "error", serr.Error())
+		err = errors.Join(err, serr)
 	}
 	if _, qerr := s.Queues.Tick(ctx); qerr != nil {
 		s.Log.ErrorContext(ctx, "tick: merge queues failed", "error", qerr.Error())

@@ -20,7 +20,12 @@ const (
 	UploadCreated  = "CREATED"  // createBundleUpload answered; the bundle may come
 	UploadIngested = "INGESTED" // its runs are recorded
 	UploadFailed   = "FAILED"   // refused; Reason says why, nothing was recorded
+	UploadExpired  = "EXPIRED"  // no bundle came before its address expired
 )
+
+// ResumeGrace is how long after its address expires (or its lease lapses)
+// an upload that has not finished is looked at again (DueUploads).
+const ResumeGrace = 5 * time.Minute
 
 // Upload is one bundle upload, from createBundleUpload to its ingestion.
 type Upload struct {
@@ -43,6 +48,13 @@ type Upload struct {
 	// An upload with failed tests is indexed by its sha (TestBranchUploads).
 	FailedTests      []FailedTestRef `dynamodbav:"failed_tests,omitempty"`
 	FailedTestsTotal int             `dynamodbav:"failed_tests_total,omitempty"`
+	// ResumeAt is when an upload not finished by then is due for the
+	// scheduler: its address's expiry plus ResumeGrace when created, the
+	// end of its lease plus ResumeGrace while an ingest holds it.
+	ResumeAt time.Time `dynamodbav:"resume_at,omitempty"`
+	// Lease names the ingest working on the upload, until LeaseUntil.
+	Lease      string    `dynamodbav:"lease,omitempty"`
+	LeaseUntil time.Time `dynamodbav:"lease_until,omitempty"`
 }
 
 // FailedTestRef names a failed test of an upload.
@@ -62,15 +74,28 @@ func uploadKey(org, id string) map[string]types.AttributeValue {
 	return key(orgPK(org)+"#UPLOAD#"+id, "UPLOAD")
 }
 
-// CreateUpload records a new upload; Conflict when the id exists.
+// pendingPK is the GSI2 partition of an organization's unfinished uploads,
+// sorted by when each is due (ResumeAt).
+func pendingPK(org string) string { return orgPK(org) + "#PENDING_UPLOADS" }
+
+func pendingSK(at time.Time, id string) string { return at.UTC().Format(SortableTime) + "#" + id }
+
+// CreateUpload records a new upload, due at u.ResumeAt (default: half an
+// hour after it was created) unless it finishes; Conflict when the id
+// exists.
 func (s *Store) CreateUpload(ctx context.Context, u Upload) error {
 	u.State = UploadCreated
+	if u.ResumeAt.IsZero() {
+		u.ResumeAt = u.CreatedAt.Add(30 * time.Minute)
+	}
 	item, err := marshal(u, uploadKey(u.Org, u.ID))
 	if err != nil {
 		return err
 	}
 	item[AttrGSI1PK] = str(orgPK(u.Org) + "#UPLOADS")
 	item[AttrGSI1SK] = str(u.CreatedAt.UTC().Format(SortableTime) + "#" + u.ID)
+	item[AttrGSI2PK] = str(pendingPK(u.Org))
+	item[AttrGSI2SK] = str(pendingSK(u.ResumeAt, u.ID))
 	item[AttrTTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(u.CreatedAt.Add(RunRetention).Unix(), 10)}
 	return s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
 }
@@ -102,13 +127,18 @@ func (s *Store) FinishUpload(ctx context.Context, u Upload) error {
 			up.setTo(attr, v)
 		}
 	}
+	// A finished upload leaves the pending index, for the evidence index
+	// when it is a failed test-branch run.
+	remove := []string{up.name("lease"), up.name("lease_until"), up.name("resume_at")}
 	if len(u.FailedTests) > 0 && u.SHA != "" && u.State == UploadIngested {
 		up.setTo(AttrGSI2PK, str(shaUploadsPK(u.Org, u.Repo, u.SHA)))
 		up.setTo(AttrGSI2SK, str(u.CreatedAt.UTC().Format(SortableTime)+"#"+u.ID))
+	} else {
+		remove = append(remove, up.name(AttrGSI2PK), up.name(AttrGSI2SK))
 	}
 	cond := up.name("state") + " = " + up.value(str(UploadCreated))
 	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		Key: uploadKey(u.Org, u.ID), UpdateExpression: aws.String(up.expression()),
+		Key: uploadKey(u.Org, u.ID), UpdateExpression: aws.String(withRemove(up.expression(), remove)),
 		ConditionExpression:      aws.String(cond),
 		ExpressionAttributeNames: up.names, ExpressionAttributeValues: up.values,
 	})
@@ -116,6 +146,48 @@ func (s *Store) FinishUpload(ctx context.Context, u Upload) error {
 		return errs.Wrap(errs.Conflict, err, "upload %s was already ingested", u.ID)
 	}
 	return err
+}
+
+// ClaimUpload gives the ingest named lease the upload until until: when it
+// is not finished and no other ingest holds a lease that has not lapsed.
+// The same lease claims again to renew. The upload becomes due for the
+// scheduler ResumeGrace after the lease ends. Conflict when another ingest
+// holds it or it is finished; NotFound when there is no such upload.
+func (s *Store) ClaimUpload(ctx context.Context, org, id, lease string, until time.Time) error {
+	up := newUpdate()
+	up.setTo("lease", str(lease))
+	up.setTo("lease_until", str(until.UTC().Format(SortableTime))) // compared as text: fixed width
+	resume := until.Add(ResumeGrace)
+	up.setTo("resume_at", timeStr(resume))
+	up.setTo(AttrGSI2SK, str(pendingSK(resume, id)))
+	st, l, lu := up.name("state"), up.name("lease"), up.name("lease_until")
+	cond := "attribute_exists(PK) AND " + st + " = " + up.value(str(UploadCreated)) +
+		" AND (attribute_not_exists(" + l + ") OR " + l + " = " + up.value(str(lease)) +
+		" OR " + lu + " < " + up.value(str(s.now().UTC().Format(SortableTime))) + ")"
+	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
+		Key: uploadKey(org, id), UpdateExpression: aws.String(up.expression()),
+		ConditionExpression:      aws.String(cond),
+		ExpressionAttributeNames: up.names, ExpressionAttributeValues: up.values,
+	})
+	return err
+}
+
+// DueUploads lists an organization's unfinished uploads that are due at
+// now (an address that expired unused, a lease that lapsed), oldest due
+// first, at most limit: one Query of the pending index.
+func (s *Store) DueUploads(ctx context.Context, org string, now time.Time, limit int32) ([]Upload, error) {
+	out, err := s.query(ctx, &dynamodb.QueryInput{
+		IndexName:              aws.String(IndexGSI2),
+		KeyConditionExpression: aws.String("GSI2PK = :pk AND GSI2SK < :now"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(pendingPK(org)), ":now": str(now.UTC().Format(SortableTime)),
+		},
+		Limit: aws.Int32(limit),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return unmarshalAll[Upload](out.Items)
 }
 
 func shaUploadsPK(org string, repo repository.Ref, sha string) string {

@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"net/url"
 	"sort"
@@ -179,6 +180,7 @@ func (h *Handlers) CreateBundleUpload() http.Handler {
 		key := blobs.Key(org, id)
 		if err := h.Store.CreateUpload(ctx, store.Upload{
 			ID: id, Org: org, Repo: repo.Ref, BlobKey: key, ClientVersion: api.Clip(req.ClientVersion), CreatedAt: h.Now().UTC(),
+			ResumeAt: h.Now().Add(UploadURLTTL + store.ResumeGrace), // then it is ingested, or expires unused
 		}); err != nil {
 			return nil, err
 		}
@@ -205,7 +207,9 @@ type LocalUploads struct {
 	Secret  func(ctx context.Context) ([]byte, error)
 	Dir     blobs.Dir
 	Ingest  func(ctx context.Context, org, uploadID string) error
-	Now     func() time.Time
+	// Refuse records an upload as failed with a reason (a bundle too large).
+	Refuse func(ctx context.Context, org, uploadID, reason string) error
+	Now    func() time.Time
 }
 
 // PutPath is the route of the local PUT endpoint; the key follows it.
@@ -259,6 +263,18 @@ func (l *LocalUploads) Put() http.Handler {
 			return
 		}
 		if err := l.Dir.Put(key, r.Body, api.MaxBody); err != nil {
+			if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) { // the server's own bound on bodies
+				err = errs.E(errs.TooLarge, "the bundle is larger than %d bytes", mbe.Limit)
+			}
+			if errs.Is(err, errs.TooLarge) && l.Refuse != nil {
+				// Final: no bundle of this upload will ever be read. (A PUT
+				// cut off midway is not: the client may send it again, and
+				// an upload that never gets its bundle expires.)
+				if rerr := l.Refuse(ctx, org, id, err.Error()); rerr != nil {
+					api.WriteError(w, r, rerr)
+					return
+				}
+			}
 			api.WriteError(w, r, err)
 			return
 		}

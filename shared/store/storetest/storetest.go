@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mainguard/mainguard/shared/dynamolocal"
 	"github.com/mainguard/mainguard/shared/store"
@@ -74,6 +75,15 @@ func NewTable(tb testing.TB) (*dynamodb.Client, string) {
 	defer cancel()
 	if _, err := store.EnsureTable(ctx, db, name); err != nil {
 		tb.Fatalf("storetest: %v", err)
+	}
+	// Tests run on driven clocks set in the past of the wall clock, where
+	// every ttl the store writes has passed already: DynamoDB Local would
+	// delete such items at any moment, in the middle of a test.
+	if _, err := db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName:               &name,
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(store.AttrTTL), Enabled: aws.Bool(false)},
+	}); err != nil {
+		tb.Fatalf("storetest: turn ttl off: %v", err)
 	}
 	tb.Cleanup(func() {
 		_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &name})
