@@ -41,6 +41,9 @@
 //	| newest CODEOWNERS of a repo     | GetItem / PutItem     | PK=ORG#{slug}, SK=REPO#{repo}#CODEOWNERS (newer wins) |
 //	| upload record                   | GetItem / UpdateItem  | PK=ORG#{slug}#UPLOAD#{id}, SK=UPLOAD, ttl 35 days     |
 //	| recent uploads of an org        | Query GSI1, desc      | GSI1PK=ORG#{slug}#UPLOADS                             |
+//	| unfinished uploads now due      | Query GSI2            | GSI2PK=ORG#{slug}#PENDING_UPLOADS, SK < now (due time |
+//	|                                 |                       | #id; a lease moves it on, finishing removes it)       |
+//	| claim or renew an ingest lease  | UpdateItem            | the upload item, if CREATED and not held by another   |
 //	| failed uploads of a test branch | Query GSI2            | GSI2PK=ORG#{slug}#REPO#{repo}#SHA#{sha}, SK ≥ time    |
 //	| organizations (scheduler walk)  | Query GSI1            | GSI1PK=ORGS                                           |
 //	| repositories of an org          | Query                 | PK=ORG#{slug}, SK begins_with REPO#                   |
