@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"strconv"
 
 	"github.com/mainguard/mainguard/shared/errs"
 )
@@ -27,7 +28,8 @@ var statusOf = map[errs.Code]int{
 const ErrorContentType = "application/plain-text"
 
 // WriteError answers err as plain text with the status of its code. Only a
-// domain error's message reaches the client; anything else is "internal
+// domain error's message reaches the client; a 503 says when to try
+// again (Retry-After); anything else is "internal
 // error" with the request id, and its detail goes to the request's log line.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	code := errs.CodeOf(err)
@@ -47,6 +49,14 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	w.Header().Set("Content-Type", ErrorContentType)
 	w.Header().Set("X-Content-Type-Options", "nosniff")
+	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		// A store outage or contention: worth trying again, not at once.
+		w.Header().Set("Retry-After", strconv.Itoa(RetryAfterSeconds))
+	}
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(msg))
 }
+
+// RetryAfterSeconds is what a 503 tells a client to wait before trying
+// again: long enough for a throttled table or a restarted store to answer.
+const RetryAfterSeconds = 5

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -320,5 +321,29 @@ func TestLocalServerServesEveryEndpoint(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 404 || resp.Header.Get("Content-Type") != api.ErrorContentType || resp.Header.Get("x-request-id") == "" {
 		t.Errorf("unknown path: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+}
+
+// TestStoreOutageAnswers503WithRetryAfter: with the store unreachable, an
+// endpoint answers 503 with Retry-After, not 500.
+func TestStoreOutageAnswers503WithRetryAfter(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	a, err := app.New(context.Background(), h.app.Config, app.Options{DB: storetest.NewClient("http://" + addr), Log: h.app.Log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fn, _ := a.Function("get-test-details")
+	ev := event("/flaky-tests/get-test-details", map[string]any{"repo": web, "org_url_slug": "acme", "test_id": testID})
+	ev.Headers["x-api-token"] = h.tokens["{{TOKEN}}"]
+	resp, _ := fn(context.Background(), ev)
+	if resp.StatusCode != 503 || resp.Headers["retry-after"] != "5" {
+		t.Errorf("store gone: %d %v %s", resp.StatusCode, resp.Headers, resp.Body)
 	}
 }

@@ -3,14 +3,18 @@ package store
 import (
 	"context"
 	"errors"
+	"io"
 	"math/rand/v2"
+	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/store/billing"
@@ -234,18 +238,36 @@ func translate(err error) error {
 	var tce *types.TransactionCanceledException
 	if errors.As(err, &tce) {
 		cf := &conditionFailed{err: err}
+		permanent := false
 		for i, r := range tce.CancellationReasons {
-			if aws.ToString(r.Code) == "ConditionalCheckFailed" {
+			switch aws.ToString(r.Code) {
+			case "ConditionalCheckFailed":
 				cf.actions = append(cf.actions, i)
+			case "ValidationError", "ItemCollectionSizeLimitExceeded":
+				permanent = true // the same request fails the same way
 			}
 		}
-		if len(cf.actions) > 0 {
+		switch {
+		case len(cf.actions) > 0:
 			return errs.Wrap(errs.Conflict, cf, "the item changed or does not exist")
+		case permanent:
+			return errs.Wrap(errs.Internal, err, "store failure")
 		}
 		return errs.Wrap(errs.Unavailable, err, "the store is busy, try again")
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return errs.Wrap(errs.Unavailable, err, "the store did not answer in time")
+	}
+	// The store could not be reached or broke the connection (refused,
+	// reset, timed out, cut short), or answered with a server error: a
+	// retry may well succeed.
+	var send *smithyhttp.RequestSendError
+	var netErr net.Error
+	var resp *smithyhttp.ResponseError
+	if errors.As(err, &send) || errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.As(err, &resp) && resp.HTTPStatusCode() >= 500 {
+		return errs.Wrap(errs.Unavailable, err, "the store is unavailable, try again")
 	}
 	var ae smithy.APIError
 	if errors.As(err, &ae) {

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -475,5 +476,34 @@ func TestIndexEntriesKeepCountersOutOfTheIndexes(t *testing.T) {
 	}
 	if got := listed(); !slices.Equal(got, []string{newID}) {
 		t.Errorf("after the old test recovered: listed %v", got)
+	}
+}
+
+// TestOutagesAreUnavailableAndBadRequestsAreNot: a store that cannot be
+// reached is Unavailable (503, worth a retry); a request DynamoDB refuses
+// as invalid (a key over its 2,048 bytes) is not, alone or in a
+// transaction, since the same request would fail again.
+func TestOutagesAreUnavailableAndBadRequestsAreNot(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	gone := store.New(storetest.NewClient("http://"+addr), "t", fixed)
+	if _, err := gone.GetOrg(context.Background(), "acme"); !errs.Is(err, errs.Unavailable) {
+		t.Errorf("store gone: %v, want unavailable", err)
+	}
+	s := storetest.New(t, fixed)
+	ctx := context.Background()
+	repo := repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
+	long := strings.Repeat("x", 3000)
+	if _, err := s.GetTestCase(ctx, "acme", repo, long); err == nil || errs.Is(err, errs.Unavailable) {
+		t.Errorf("a key over the limit: %v, want a permanent error", err)
+	}
+	ev := store.Event{ID: "evt_1", Type: "test_case.ticket_linked", Payload: `{}`, CreatedAt: t0}
+	if err := s.LinkTicket(ctx, "acme", repo, long, testhealth.Ticket{ID: "KAN-1"}, ev); err == nil || errs.Is(err, errs.Unavailable) {
+		t.Errorf("a transaction with a key over the limit: %v, want a permanent error", err)
 	}
 }
