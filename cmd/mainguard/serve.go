@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -69,11 +70,29 @@ func serve(e *env, args []string) error {
 			opt.DataDir = filepath.Join(*dataDir, "dynamodb")
 		}
 		log.Info("starting DynamoDB Local", "data", map[bool]string{true: "in memory", false: opt.DataDir}[*inMemory])
-		in, err := dynamolocal.Start(e.ctx, opt)
+		// Supervised: if it dies, it is started again on the same port and
+		// data, and the server goes on (its calls answer 503 meanwhile).
+		var endpoint atomic.Pointer[string] // set once it runs; read by a restart
+		base := cfg                         // what a restart needs, taken before cfg changes on
+		in, err := dynamolocal.Supervise(e.ctx, opt, func(exit error) {
+			log.Warn("DynamoDB Local exited and was started again", "exit", fmt.Sprint(exit))
+			if ep := endpoint.Load(); *inMemory && ep != nil {
+				// In memory, the data went with the process: an empty table
+				// again, so that the server answers.
+				c := base
+				c.DynamoEndpoint, c.Region = *ep, "us-east-1"
+				db, err := lambdafn.DynamoClient(c)
+				if err == nil {
+					_, err = store.EnsureTable(context.Background(), db, c.TableName)
+				}
+				log.Warn("in-memory data lost; table created again", "err", fmt.Sprint(err))
+			}
+		})
 		if err != nil {
 			return err
 		}
 		defer in.Stop()
+		endpoint.Store(&in.Endpoint)
 		cfg.DynamoEndpoint, cfg.Region = in.Endpoint, "us-east-1"
 	}
 	// The administration commands find this server's table through this

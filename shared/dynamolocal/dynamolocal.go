@@ -29,6 +29,8 @@ type Options struct {
 	Root string
 	// Log receives DynamoDB Local's own output; nil discards it.
 	Log *os.File
+	// Port is the port to listen on; 0 picks a free one.
+	Port int
 }
 
 // Instance is a running DynamoDB Local.
@@ -87,9 +89,11 @@ func Start(ctx context.Context, opt Options) (*Instance, error) {
 	if err != nil {
 		return nil, errors.New("dynamolocal: java is not on PATH (DynamoDB Local needs Java 17 or newer)")
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
+	port := opt.Port
+	if port == 0 {
+		if port, err = freePort(); err != nil {
+			return nil, err
+		}
 	}
 	args := []string{
 		"-Djava.library.path=" + filepath.Join(dir, "DynamoDBLocal_lib"),
@@ -172,4 +176,85 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Supervised is a DynamoDB Local that is started again, on the same port
+// and data directory, whenever it exits without being stopped: a server
+// built on it goes on after the store's process dies (its calls answer 503
+// meanwhile).
+type Supervised struct {
+	Endpoint string
+	mu       sync.Mutex
+	current  *Instance
+	stop     chan struct{}
+	stopped  chan struct{}
+	stopOnce sync.Once
+}
+
+// Supervise starts DynamoDB Local as Start does and keeps it running:
+// each time it exits, it is started again (retried every second while
+// that fails), and restarted is called once it answers, for instance to
+// create an in-memory table again.
+func Supervise(ctx context.Context, opt Options, restarted func(err error)) (*Supervised, error) {
+	in, err := Start(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	port, _ := strconv.Atoi(in.Endpoint[strings.LastIndex(in.Endpoint, ":")+1:])
+	opt.Port = port
+	sv := &Supervised{Endpoint: in.Endpoint, current: in, stop: make(chan struct{}), stopped: make(chan struct{})}
+	go func() {
+		defer close(sv.stopped)
+		for {
+			sv.mu.Lock()
+			cur := sv.current
+			sv.mu.Unlock()
+			select {
+			case <-sv.stop:
+				return
+			case <-cur.done:
+			}
+			for {
+				select {
+				case <-sv.stop:
+					return
+				default:
+				}
+				next, err := Start(context.Background(), opt)
+				if err == nil {
+					sv.mu.Lock()
+					sv.current = next
+					sv.mu.Unlock()
+					if restarted != nil {
+						restarted(cur.exitErr)
+					}
+					break
+				}
+				select {
+				case <-sv.stop:
+					return
+				case <-time.After(time.Second):
+				}
+			}
+		}
+	}()
+	return sv, nil
+}
+
+// Kill ends the running process abruptly, as a crash would (for tests).
+func (sv *Supervised) Kill() {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	_ = syscall.Kill(-sv.current.cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// Stop ends supervision and the process; safe to call more than once.
+func (sv *Supervised) Stop() {
+	sv.stopOnce.Do(func() {
+		close(sv.stop)
+		<-sv.stopped
+		sv.mu.Lock()
+		defer sv.mu.Unlock()
+		sv.current.Stop()
+	})
 }

@@ -52,3 +52,33 @@ func TestMissingInstallIsExplained(t *testing.T) {
 		t.Errorf("got %v, want a hint to run npm ci", err)
 	}
 }
+
+// TestSupervisedRestartsAfterACrash kills a supervised DynamoDB Local as a
+// crash would: it answers again at the same endpoint, with its data.
+func TestSupervisedRestartsAfterACrash(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	restarts := make(chan error, 4)
+	sv, err := dynamolocal.Supervise(ctx, dynamolocal.Options{DataDir: t.TempDir()}, func(err error) { restarts <- err })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sv.Stop()
+	db := storetest.NewClient(sv.Endpoint)
+	if _, err := store.EnsureTable(ctx, db, "kept"); err != nil {
+		t.Fatal(err)
+	}
+	sv.Kill()
+	select {
+	case <-restarts:
+	case <-ctx.Done():
+		t.Fatal("not restarted")
+	}
+	out, err := db.ListTables(ctx, &dynamodb.ListTablesInput{})
+	if err != nil || len(out.TableNames) != 1 || out.TableNames[0] != "kept" {
+		t.Errorf("after the restart: %v %v", out, err)
+	}
+	sv.Stop()
+	sv.Stop()
+}
