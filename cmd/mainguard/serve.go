@@ -136,7 +136,7 @@ func serve(e *env, args []string) error {
 		return err
 	}
 
-	srv := &http.Server{Handler: a.Mux(), ReadHeaderTimeout: 10 * time.Second}
+	srv := newHTTPServer(a.Mux(), bodyTimeout)
 	fmt.Fprintf(e.stdout, "mainguard is serving http://%s/v1 (Ctrl-C stops it)\n", ln.Addr())
 	if sim != nil {
 		// The simulated GitHub announces its changes to our webhook, as GitHub would.
@@ -368,4 +368,15 @@ func testBranchOf(sim *githubsim.Server, repo string, pr int) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("pull request #%d has no test branch (yet)", pr)
+}
+
+// bodyTimeout bounds how long a request may take to arrive, body included:
+// 20 MiB at 200 KB/s. A client that stops sending half-way frees its
+// connection then, instead of holding it for ever.
+const bodyTimeout = 2 * time.Minute
+
+// newHTTPServer is the local server's listener: headers within 10 s, the
+// whole request within readTimeout, idle connections closed after a minute.
+func newHTTPServer(h http.Handler, readTimeout time.Duration) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: readTimeout, IdleTimeout: time.Minute}
 }
