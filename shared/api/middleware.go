@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"mime"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -48,8 +49,11 @@ type Authenticator interface {
 type Server struct {
 	Auth    Authenticator
 	Limiter *RateLimiter // nil: no rate limit
-	Log     *slog.Logger
-	Now     func() time.Time
+	// AuthFailures limits failed authentications per client address (nil:
+	// no limit): a client guessing tokens gets 429 after a burst.
+	AuthFailures *RateLimiter
+	Log          *slog.Logger
+	Now          func() time.Time
 }
 
 // Wrap returns ep's handler behind the shared middleware.
@@ -104,12 +108,25 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) erro
 	if ep.Public {
 		return nil
 	}
-	token := r.Header.Get("x-api-token")
-	if token == "" {
-		return errs.E(errs.Unauthorized, "the x-api-token header is required")
+	client := clientAddress(r)
+	if s.AuthFailures != nil && client != "" {
+		if blocked, wait := s.AuthFailures.Blocked(client); blocked {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			return errs.E(errs.RateLimited, "too many failed authentications from this address; retry after %s", wait.Round(time.Millisecond))
+		}
 	}
-	org, err := s.Auth.Authenticate(r.Context(), token)
+	token := r.Header.Get("x-api-token")
+	var org string
+	var err error
+	if token == "" {
+		err = errs.E(errs.Unauthorized, "the x-api-token header is required")
+	} else {
+		org, err = s.Auth.Authenticate(r.Context(), token)
+	}
 	if err != nil {
+		if errs.Is(err, errs.Unauthorized) && s.AuthFailures != nil && client != "" {
+			s.AuthFailures.Allow(client) // takes one of the address's tokens
+		}
 		return err
 	}
 	infoOf(r.Context()).org = org
@@ -120,6 +137,16 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) erro
 		}
 	}
 	return nil
+}
+
+// clientAddress is the request's client IP address ("" when unknown): the
+// host of RemoteAddr, which the Lambda adapter fills from the HTTP API's
+// source IP.
+func clientAddress(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
 }
 
 func hasJSONSuffix(mt string) bool { return len(mt) > 5 && mt[len(mt)-5:] == "+json" }

@@ -347,3 +347,36 @@ func TestStoreOutageAnswers503WithRetryAfter(t *testing.T) {
 		t.Errorf("store gone: %d %v %s", resp.StatusCode, resp.Headers, resp.Body)
 	}
 }
+
+// TestUnknownTokenIsRememberedBriefly: a bad token repeated costs no read
+// of the table while it is remembered as unknown (api.UnknownTTL).
+func TestUnknownTokenIsRememberedBriefly(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	body := map[string]any{"repo": web, "org_url_slug": "acme", "test_id": testID}
+	calls := func() float64 {
+		t.Helper()
+		ev := event("/flaky-tests/get-test-details", body)
+		ev.Headers["x-api-token"] = "mg_not_a_token"
+		if resp := h.call(t, "get-test-details", ev); resp.StatusCode != 401 {
+			t.Fatalf("bad token: %d", resp.StatusCode)
+		}
+		lines := strings.Split(strings.TrimSpace(h.logs.String()), "\n")
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
+			t.Fatal(err)
+		}
+		n, _ := rec["ddb_calls"].(float64)
+		return n
+	}
+	if n := calls(); n != 1 {
+		t.Errorf("first try of a bad token: %v calls, want 1", n)
+	}
+	if n := calls(); n != 0 {
+		t.Errorf("second try: %v calls, want 0", n)
+	}
+	h.Advance(api.UnknownTTL + time.Second)
+	if n := calls(); n != 1 {
+		t.Errorf("after %v: %v calls, want 1", api.UnknownTTL, n)
+	}
+}

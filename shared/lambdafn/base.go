@@ -84,6 +84,9 @@ func NewBase(cfg config.Config, opt Options) (*Base, error) {
 	}
 	if cfg.RateLimit > 0 {
 		b.Server.Limiter = &api.RateLimiter{Rate: cfg.RateLimit, Burst: cfg.RateBurst, Now: b.Now}
+		// Failed authentications: a burst of 30 per client address, then
+		// one a second, so guessing tokens costs the guesser, not the table.
+		b.Server.AuthFailures = &api.RateLimiter{Rate: 1, Burst: 30, Now: b.Now}
 	}
 	return b, nil
 }
