@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mainguard/mainguard/shared/errs"
@@ -70,7 +71,19 @@ type Driver struct {
 	MaxRounds int
 	// PageSize is how many active queues one Tick advances (default 25).
 	PageSize int32
+
+	noted sync.Map // queue and call → the GitHub failure last logged for it (notedFailure)
 }
+
+// notedFailure is a GitHub failure as last logged for one queue and call.
+type notedFailure struct {
+	err string
+	at  time.Time
+}
+
+// renoteAfter is how often an unchanged GitHub failure is logged again:
+// a queue retries it every tick, which is no news.
+const renoteAfter = 10 * time.Minute
 
 func (d *Driver) rounds() int {
 	if d.MaxRounds > 0 {
@@ -402,7 +415,21 @@ func collapse(checks []github.Check) (states, ids map[string]string) {
 	return out, ids
 }
 
+// noteGitHub logs that GitHub did not answer a call of a queue's step:
+// once per change of failure (or every renoteAfter while it lasts), not
+// once per tick.
 func (d *Driver) noteGitHub(ctx context.Context, k store.QueueKey, what string, err error) {
+	now := time.Now()
+	if d.Now != nil {
+		now = d.Now()
+	}
+	key := k.String() + "\x00" + what
+	if prev, ok := d.noted.Load(key); ok {
+		if p := prev.(notedFailure); p.err == err.Error() && now.Sub(p.at) < renoteAfter {
+			return
+		}
+	}
+	d.noted.Store(key, notedFailure{err: err.Error(), at: now})
 	retry, after := github.Retryable(err)
 	d.log().InfoContext(ctx, "merge queue: GitHub did not answer; the queue retries later",
 		"queue", k.String(), "what", what, "retryable", retry, "after", after.String(), "error", err.Error())

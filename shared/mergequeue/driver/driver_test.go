@@ -1,8 +1,13 @@
 package driver
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +15,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 )
 
@@ -102,5 +108,29 @@ func TestFailedTestsOfUploads(t *testing.T) {
 	})
 	if diff := cmp.Diff(got, refs(0, store.MaxFailedTests)); diff != "" || more != 1+(60-store.MaxFailedTests) {
 		t.Errorf("(-got +want):\n%s\nmore %d", diff, more)
+	}
+}
+
+// TestGitHubFailureLoggedOncePerChange: the same failure of the same call
+// of a queue, every tick, is logged once, then again after renoteAfter or
+// when the failure changes.
+func TestGitHubFailureLoggedOncePerChange(t *testing.T) {
+	var logs bytes.Buffer
+	now := time.Unix(0, 0)
+	d := &Driver{Log: slog.New(slog.NewTextHandler(&logs, nil)), Now: func() time.Time { return now }}
+	k := store.QueueKey{Org: "acme", Repo: repository.Ref{Host: "github.com", Owner: "acme", Name: "shop"}, Branch: "main"}
+	lines := func() int { return strings.Count(logs.String(), "GitHub did not answer") }
+	for range 5 {
+		d.noteGitHub(context.Background(), k, "checks", errors.New("no GitHub configured"))
+		now = now.Add(time.Minute)
+	}
+	if n := lines(); n != 1 {
+		t.Errorf("five ticks of one failure: %d lines, want 1", n)
+	}
+	d.noteGitHub(context.Background(), k, "checks", errors.New("502 bad gateway"))
+	now = now.Add(renoteAfter)
+	d.noteGitHub(context.Background(), k, "checks", errors.New("502 bad gateway"))
+	if n := lines(); n != 3 {
+		t.Errorf("after a new failure and renoteAfter: %d lines, want 3", n)
 	}
 }
