@@ -32,7 +32,7 @@ func (stillGitHub) RequiredStatuses(context.Context, github.Repo, string) ([]str
 }
 
 // seedQueues creates n queues; with a submitted (draft) PR each when busy.
-func seedQueues(b *testing.B, st *store.Store, n int, busy bool) {
+func seedQueues(b testing.TB, st *store.Store, n int, busy bool) {
 	b.Helper()
 	ctx := context.Background()
 	now := time.Date(2026, 7, 23, 0, 0, 0, 0, time.UTC)
@@ -79,8 +79,8 @@ func benchTick(b *testing.B, busy bool) {
 func BenchmarkTick1000IdleQueues(b *testing.B) { benchTick(b, false) }
 
 // BenchmarkTick1000WaitingQueues: 1,000 queues each holding a PR that is
-// not ready (a draft): a tick advances one page of 25, each observed and
-// stepped without a write, and moves the cursor.
+// not ready (a draft): a tick advances all of them, 16 at once, in pages
+// of 25, each observed and stepped without a write.
 func BenchmarkTick1000WaitingQueues(b *testing.B) { benchTick(b, true) }
 
 // BenchmarkPingBaseline is one GetItem on the same DynamoDB Local: the
@@ -93,5 +93,33 @@ func BenchmarkPingBaseline(b *testing.B) {
 		if err := st.Ping(ctx); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestTickStepsEveryActiveQueue: with 120 active queues in pages of 25,
+// one tick visits them all; with a budget spent after one page, ticks take
+// turns from where the last stopped, and a round of them visits each queue
+// once.
+func TestTickStepsEveryActiveQueue(t *testing.T) {
+	t.Parallel()
+	db, table := storetest.NewTable(t)
+	st := store.New(db, table, nil)
+	seedQueues(t, st, 120, true)
+	ctx := context.Background()
+	d := &driver.Driver{Store: st, GitHub: stillGitHub{}, Now: time.Now, NewID: uuid.NewString, PageSize: 25}
+	if n, err := d.Tick(ctx); err != nil || n != 120 {
+		t.Fatalf("one tick visited %d (%v), want all 120", n, err)
+	}
+	d.TickBudget = time.Nanosecond // spent after the first page
+	var got []int
+	for range 6 {
+		n, err := d.Tick(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, n)
+	}
+	if fmt.Sprint(got) != "[25 25 25 25 20 25]" {
+		t.Errorf("ticks on a spent budget visited %v, want pages in turn: [25 25 25 25 20 25]", got)
 	}
 }

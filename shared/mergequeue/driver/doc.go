@@ -15,8 +15,9 @@
 // at any point loses at most outcomes, which the engine recovers by
 // repeating the effect or by observing its result on GitHub.
 //
-// Tick advances one page of the active queues per call, continuing where
-// the previous call stopped (a cursor kept in the store), so the scheduled
-// function never scans the table and its cost follows the active queues
-// only.
+// Tick advances every active queue, page by page of the active index with
+// several queues at once, within a time budget; when the budget runs out it
+// leaves a cursor in the store and the next call continues there. The
+// scheduled function never scans the table, and its cost follows the
+// active queues only.
 package driver
