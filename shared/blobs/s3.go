@@ -16,8 +16,9 @@ import (
 	"github.com/mainguard/mainguard/shared/errs"
 )
 
-// S3 keeps bundles in a bucket. It needs two things of S3, a pre-signed
-// PUT address for the uploader and a GET of an object, and does both with
+// S3 keeps bundles in a bucket. It needs three things of S3, a pre-signed
+// PUT address for the uploader, a GET of an object and a copy of an object
+// onto itself (Touch), and does the first two with
 // addresses signed by the SDK's Signature Version 4 signer, exactly as the
 // SDK's S3 presign client signs them (a test holds the two equal). It does
 // not use the SDK's S3 client: linking that package made up a third of
@@ -116,6 +117,63 @@ func s3ErrorCode(body []byte) string {
 		}
 	}
 	return strings.TrimSpace(s[:min(len(s), 200)])
+}
+
+// Touch copies key onto itself with fresh metadata, which S3 reports as a
+// new object-created event: the way to have the ingest function run again
+// for a bundle whose ingest never finished. NotFound when there is no such
+// object (its address expired unused).
+func (b S3) Touch(ctx context.Context, key string) error {
+	header := http.Header{
+		"X-Amz-Copy-Source":        {"/" + escapePath(b.Bucket) + "/" + escapePath(key)},
+		"X-Amz-Metadata-Directive": {"REPLACE"},
+		"X-Amz-Meta-Touched":       {strconv.FormatInt(time.Now().UnixNano(), 10)},
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, b.objectURL(key)+"?x-id=CopyObject", nil)
+	if err != nil {
+		return errs.Wrap(errs.Internal, err, "cannot address the bundle")
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	// Signed in the Authorization header, as the SDK's S3 client sends a
+	// CopyObject: a pre-signed address would carry the copy source in its
+	// query, where S3 does not read it.
+	if b.Credentials == nil {
+		return errs.E(errs.Internal, "cannot sign a bundle request: no AWS credentials")
+	}
+	creds, err := b.Credentials.Retrieve(ctx)
+	if err != nil {
+		return errs.Wrap(errs.Unavailable, err, "cannot sign a bundle request: the credentials are unavailable")
+	}
+	req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
+	now := time.Now
+	if b.Now != nil {
+		now = b.Now
+	}
+	if err := v4.NewSigner().SignHTTP(ctx, creds, req, "UNSIGNED-PAYLOAD", "s3", b.Region, now(),
+		func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }); err != nil {
+		return errs.Wrap(errs.Internal, err, "cannot sign the bundle request")
+	}
+	client := b.HTTP
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return errs.Wrap(errs.Unavailable, err, "the bundle store is unavailable")
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	// A copy can fail after its 200 has begun: the error is then in the body.
+	if resp.StatusCode == http.StatusOK && !strings.Contains(string(msg), "<Error>") {
+		return nil
+	}
+	err = fmt.Errorf("s3 copy %s: %s: %s", key, resp.Status, s3ErrorCode(msg))
+	if resp.StatusCode == http.StatusNotFound || strings.Contains(string(msg), "NoSuchKey") {
+		return errs.Wrap(errs.NotFound, err, "bundle %s not found", key)
+	}
+	return errs.Wrap(errs.Unavailable, err, "the bundle store is unavailable")
 }
 
 // PresignPut returns a pre-signed PUT address for key, valid for ttl. The

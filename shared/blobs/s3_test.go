@@ -170,3 +170,39 @@ func TestS3OpenAgainstAnS3Server(t *testing.T) {
 		t.Errorf("failing server: %v after %d calls, want Unavailable with SlowDown after 3", err, calls)
 	}
 }
+
+// TestS3TouchCopiesOntoItself: touching a stored bundle leaves it as it
+// was (S3 then announces it again); touching a missing one is NotFound.
+func TestS3TouchCopiesOntoItself(t *testing.T) {
+	t.Parallel()
+	s3URL := testkit.S3(t, "mg-bundles")
+	ctx := context.Background()
+	b := blobs.NewS3(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}, "mg-bundles", s3URL+"/")
+	key := blobs.Key("acme", "u1")
+	addr, err := b.PresignPut(ctx, key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPut, addr, strings.NewReader("the bundle"))
+	req.Header.Set("Content-Type", "application/octet-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if err := b.Touch(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := b.Open(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(got) != "the bundle" {
+		t.Errorf("after the touch: %q", got)
+	}
+	if err := b.Touch(ctx, blobs.Key("acme", "missing")); !errs.Is(err, errs.NotFound) {
+		t.Errorf("touching a missing bundle: %v, want NotFound", err)
+	}
+}

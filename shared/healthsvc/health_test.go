@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/google/go-cmp/cmp"
 
@@ -769,5 +772,49 @@ func TestCrashedIngestIsResumed(t *testing.T) {
 	}
 	if n, _ := e.svc.ResumeUploads(ctx, 4); n != 0 {
 		t.Errorf("finished uploads are due again: %d", n)
+	}
+}
+
+// TestDeployedResumeAnnouncesTheBundleAgain: with the bundles in S3, a due
+// upload is not ingested by the scheduled function but announced again
+// (its bundle copied onto itself, an object-created event for the ingest
+// function); one without a bundle expires.
+func TestDeployedResumeAnnouncesTheBundleAgain(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	bucket := blobs.NewS3(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}, "mg-bundles", testkit.S3(t, "mg-bundles")+"/")
+	svc := *e.svc
+	svc.Blobs = bucket
+	stored := store.Upload{ID: "00000000-0000-4000-8000-0000000000aa", Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", "00000000-0000-4000-8000-0000000000aa"), CreatedAt: e.clock.Now()}
+	unused := store.Upload{ID: "00000000-0000-4000-8000-0000000000bb", Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", "00000000-0000-4000-8000-0000000000bb"), CreatedAt: e.clock.Now()}
+	for _, up := range []store.Upload{stored, unused} {
+		if err := e.s.CreateUpload(ctx, up); err != nil {
+			t.Fatal(err)
+		}
+	}
+	addr, err := bucket.PresignPut(ctx, stored.BlobKey, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPut, addr, strings.NewReader("the bundle"))
+	req.Header.Set("Content-Type", "application/octet-stream")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT: %v %v", resp, err)
+	}
+	e.clock.Advance(31 * time.Minute)
+	if n, err := svc.ResumeUploads(ctx, 4); err != nil || n != 2 {
+		t.Fatalf("resumed %d, %v; want both", n, err)
+	}
+	if got, _ := e.s.GetUpload(ctx, "acme", stored.ID); got.State != store.UploadCreated {
+		t.Errorf("the stored upload was ingested by the scheduled function: %s", got.State)
+	}
+	if rc, err := bucket.Open(ctx, stored.BlobKey); err != nil {
+		t.Errorf("the bundle after its announcement: %v", err)
+	} else {
+		rc.Close()
+	}
+	if got, _ := e.s.GetUpload(ctx, "acme", unused.ID); got.State != store.UploadExpired {
+		t.Errorf("the unused upload: %s, want EXPIRED", got.State)
 	}
 }

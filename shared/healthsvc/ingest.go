@@ -63,7 +63,7 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 
 	check, err := s.check(ctx, up)
 	if errs.Is(err, errs.NotFound) {
-		up.State, up.Reason = store.UploadExpired, "no bundle was uploaded before the upload address expired"
+		up.State, up.Reason = store.UploadExpired, expiredReason
 		s.Log.Info("upload expired", "org", org, "upload", uploadID)
 		return ignoreDone(s.Store.FinishUpload(ctx, up))
 	}
@@ -153,6 +153,9 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 	return nil
 }
 
+// expiredReason is why an upload ended EXPIRED.
+const expiredReason = "no bundle was uploaded before the upload address expired"
+
 // LeaseTTL is how long an ingest holds its upload between renewals (it
 // renews every third of it): a crashed ingest's upload is resumed by the
 // scheduler once the lease has lapsed and store.ResumeGrace passed.
@@ -181,14 +184,41 @@ func (s *Service) ResumeUploads(ctx context.Context, perOrg int32) (int, error) 
 			return n, err
 		}
 		for _, up := range due {
-			s.Log.InfoContext(ctx, "resuming upload", "org", org, "upload", up.ID)
-			if err := s.Ingest(ctx, org, up.ID); err != nil {
+			if err := s.resume(ctx, up); err != nil {
 				return n, err
 			}
 			n++
 		}
 	}
 	return n, nil
+}
+
+// toucher is a bundle store that can announce a stored bundle again (S3:
+// a copy onto itself is a new object-created event).
+type toucher interface {
+	Touch(ctx context.Context, key string) error
+}
+
+// resume has a due upload ingested: deployed, by announcing its bundle
+// again, so that the ingest function (with its 15 minutes) runs, not the
+// scheduled one; locally, here and now. No bundle: the address expired
+// unused.
+func (s *Service) resume(ctx context.Context, up store.Upload) error {
+	t, ok := s.Blobs.(toucher)
+	if !ok {
+		s.Log.InfoContext(ctx, "resuming upload", "org", up.Org, "upload", up.ID)
+		return s.Ingest(ctx, up.Org, up.ID)
+	}
+	err := t.Touch(ctx, up.BlobKey)
+	if errs.Is(err, errs.NotFound) {
+		up.State, up.Reason = store.UploadExpired, expiredReason
+		s.Log.InfoContext(ctx, "upload expired", "org", up.Org, "upload", up.ID)
+		return ignoreDone(s.Store.FinishUpload(ctx, up))
+	}
+	if err == nil {
+		s.Log.InfoContext(ctx, "upload announced again for its ingest", "org", up.Org, "upload", up.ID)
+	}
+	return err
 }
 
 // Refuse records an upload as failed with reason, when its bundle will

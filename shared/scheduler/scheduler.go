@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 
+	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/healthsvc"
 	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/mergequeue/driver"
@@ -20,9 +21,9 @@ import (
 const resumePerTick = 4
 
 // Scheduler is what one tick runs. Where its test-health service has the
-// bundle store (the local server), a tick also resumes the uploads no
-// ingest will finish; the deployed scheduler function has none, and relies
-// on the ingest function's own retries for now.
+// bundle store, a tick also resumes the uploads no ingest will finish:
+// deployed by announcing their bundles again to the ingest function, on
+// the local server by ingesting them.
 type Scheduler struct {
 	Health   *healthsvc.Service
 	Queues   *driver.Driver
@@ -61,8 +62,18 @@ func Function(_ context.Context, b *lambdafn.Base) (func(context.Context) error,
 	if err != nil {
 		return nil, err
 	}
+	// The bundle bucket, to announce again the bundles of uploads whose
+	// ingest never finished (the ingest function then resumes them).
+	var bundles blobs.Store
+	if b.Config.BundleBucket != "" {
+		awsCfg, err := lambdafn.AWSConfig(b.Config.Region, b.Config.S3Endpoint)
+		if err != nil {
+			return nil, err
+		}
+		bundles = blobs.NewS3(awsCfg, b.Config.BundleBucket, b.Config.S3Endpoint)
+	}
 	s := &Scheduler{
-		Health:   healthsvc.New(b.Store, nil, testview.Viewer{PublicAppURL: b.Config.PublicAppURL}, b.Now, b.NewID, b.Log),
+		Health:   healthsvc.New(b.Store, bundles, testview.Viewer{PublicAppURL: b.Config.PublicAppURL}, b.Now, b.NewID, b.Log),
 		Queues:   d,
 		Webhooks: webhooks.NewDeliverer(b.Store, b.Now, b.Log, webhooks.Guard{}),
 		Log:      b.Log,
