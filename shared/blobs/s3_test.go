@@ -129,21 +129,8 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // key and Unavailable when the server errs.
 func TestS3OpenAgainstAnS3Server(t *testing.T) {
 	t.Parallel()
-	s3URL := testkit.S3(t, "mg-bundles")
 	ctx := context.Background()
-	b := blobs.NewS3(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}, "mg-bundles", s3URL+"/")
-	key := blobs.Key("acme", "u1")
-	addr, err := b.PresignPut(ctx, key, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest(http.MethodPut, addr, strings.NewReader("the bundle"))
-	req.Header.Set("Content-Type", "application/octet-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("PUT: %v %v", resp, err)
-	}
-	resp.Body.Close()
+	b, key := storedBundle(t)
 	rc, err := b.Open(ctx, key)
 	if err != nil {
 		t.Fatal(err)
@@ -175,21 +162,8 @@ func TestS3OpenAgainstAnS3Server(t *testing.T) {
 // was (S3 then announces it again); touching a missing one is NotFound.
 func TestS3TouchCopiesOntoItself(t *testing.T) {
 	t.Parallel()
-	s3URL := testkit.S3(t, "mg-bundles")
 	ctx := context.Background()
-	b := blobs.NewS3(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}, "mg-bundles", s3URL+"/")
-	key := blobs.Key("acme", "u1")
-	addr, err := b.PresignPut(ctx, key, time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest(http.MethodPut, addr, strings.NewReader("the bundle"))
-	req.Header.Set("Content-Type", "application/octet-stream")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("PUT: %v %v", resp, err)
-	}
-	resp.Body.Close()
+	b, key := storedBundle(t)
 	if err := b.Touch(ctx, key); err != nil {
 		t.Fatal(err)
 	}
@@ -205,4 +179,24 @@ func TestS3TouchCopiesOntoItself(t *testing.T) {
 	if err := b.Touch(ctx, blobs.Key("acme", "missing")); !errs.Is(err, errs.NotFound) {
 		t.Errorf("touching a missing bundle: %v, want NotFound", err)
 	}
+}
+
+// storedBundle is a bucket on an S3-compatible server holding "the bundle"
+// at its key, PUT to a pre-signed address as the uploader does.
+func storedBundle(t *testing.T) (blobs.S3, string) {
+	t.Helper()
+	b := blobs.NewS3(aws.Config{Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("a", "b", "")}, "mg-bundles", testkit.S3(t, "mg-bundles")+"/")
+	key := blobs.Key("acme", "u1")
+	addr, err := b.PresignPut(context.Background(), key, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPut, addr, strings.NewReader("the bundle"))
+	req.Header.Set("Content-Type", "application/octet-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("PUT: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	return b, key
 }
