@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -143,7 +144,7 @@ func serve(e *env, args []string) error {
 		sim.SetWebhook("http://"+ln.Addr().String()+"/v1/github/webhook", cfg.GitHubWebhookSecret)
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(lingering{ln}) }()
 	go ticker(e.ctx, a, *tick)
 	select {
 	case err := <-errc:
@@ -379,4 +380,51 @@ const bodyTimeout = 2 * time.Minute
 // whole request within readTimeout, idle connections closed after a minute.
 func newHTTPServer(h http.Handler, readTimeout time.Duration) *http.Server {
 	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: readTimeout, IdleTimeout: time.Minute}
+}
+
+// lingering is a listener whose connections close gracefully: a server
+// that answers early (a 413 for a body over the limit) and closes while
+// the client is still sending would otherwise reset the connection, and a
+// client that sends its whole body before reading (Python's, curl's) would
+// see the reset, not the answer. Closing sends the end of our side, then
+// reads and discards what the client still sends, up to lingerBytes and
+// while it keeps coming (lingerIdle apart), before closing for good.
+type lingering struct{ net.Listener }
+
+const (
+	lingerBytes = 64 << 20
+	lingerIdle  = 10 * time.Second
+)
+
+func (l lingering) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok && err == nil {
+		return &lingerConn{TCPConn: tc}, nil
+	}
+	return c, err
+}
+
+type lingerConn struct {
+	*net.TCPConn
+	once sync.Once
+}
+
+// Close returns at once; the draining happens on its own goroutine.
+func (c *lingerConn) Close() error {
+	c.once.Do(func() {
+		_ = c.TCPConn.CloseWrite() // the server may have done so already
+		go func() {
+			defer c.TCPConn.Close()
+			buf := make([]byte, 64<<10)
+			for left := lingerBytes; left > 0; {
+				_ = c.TCPConn.SetReadDeadline(time.Now().Add(lingerIdle))
+				n, err := c.TCPConn.Read(buf)
+				left -= n
+				if err != nil {
+					return
+				}
+			}
+		}()
+	})
+	return nil
 }
