@@ -82,11 +82,7 @@ func (b S3) get(ctx context.Context, key string) (body io.ReadCloser, retry bool
 	if err != nil {
 		return nil, false, errs.Wrap(errs.Internal, err, "cannot address the bundle")
 	}
-	client := b.HTTP
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := b.client().Do(req)
 	if err != nil {
 		return nil, ctx.Err() == nil, errs.Wrap(errs.Unavailable, err, "the bundle store is unavailable")
 	}
@@ -139,27 +135,16 @@ func (b S3) Touch(ctx context.Context, key string) error {
 	// Signed in the Authorization header, as the SDK's S3 client sends a
 	// CopyObject: a pre-signed address would carry the copy source in its
 	// query, where S3 does not read it.
-	if b.Credentials == nil {
-		return errs.E(errs.Internal, "cannot sign a bundle request: no AWS credentials")
-	}
-	creds, err := b.Credentials.Retrieve(ctx)
+	creds, err := b.credentials(ctx)
 	if err != nil {
-		return errs.Wrap(errs.Unavailable, err, "cannot sign a bundle request: the credentials are unavailable")
+		return err
 	}
 	req.Header.Set("X-Amz-Content-Sha256", "UNSIGNED-PAYLOAD")
-	now := time.Now
-	if b.Now != nil {
-		now = b.Now
-	}
-	if err := v4.NewSigner().SignHTTP(ctx, creds, req, "UNSIGNED-PAYLOAD", "s3", b.Region, now(),
+	if err := v4.NewSigner().SignHTTP(ctx, creds, req, "UNSIGNED-PAYLOAD", "s3", b.Region, b.now(),
 		func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true }); err != nil {
 		return errs.Wrap(errs.Internal, err, "cannot sign the bundle request")
 	}
-	client := b.HTTP
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := b.client().Do(req)
 	if err != nil {
 		return errs.Wrap(errs.Unavailable, err, "the bundle store is unavailable")
 	}
@@ -186,12 +171,9 @@ func (b S3) PresignPut(ctx context.Context, key string, ttl time.Duration) (stri
 // presign signs method on key for ttl with the query the SDK's S3 presign
 // client sends (x-id names the operation; the payload is unsigned).
 func (b S3) presign(ctx context.Context, method, key string, ttl time.Duration, header http.Header) (string, error) {
-	if b.Credentials == nil {
-		return "", errs.E(errs.Internal, "cannot sign a bundle address: no AWS credentials")
-	}
-	creds, err := b.Credentials.Retrieve(ctx)
+	creds, err := b.credentials(ctx)
 	if err != nil {
-		return "", errs.Wrap(errs.Unavailable, err, "cannot sign a bundle address: the credentials are unavailable")
+		return "", err
 	}
 	op := map[string]string{http.MethodGet: "GetObject", http.MethodPut: "PutObject"}[method]
 	q := url.Values{"X-Amz-Expires": {strconv.Itoa(int(ttl / time.Second))}, "x-id": {op}}
@@ -202,16 +184,39 @@ func (b S3) presign(ctx context.Context, method, key string, ttl time.Duration, 
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	now := time.Now
-	if b.Now != nil {
-		now = b.Now
-	}
-	addr, _, err := v4.NewSigner().PresignHTTP(ctx, creds, req, "UNSIGNED-PAYLOAD", "s3", b.Region, now(),
+	addr, _, err := v4.NewSigner().PresignHTTP(ctx, creds, req, "UNSIGNED-PAYLOAD", "s3", b.Region, b.now(),
 		func(o *v4.SignerOptions) { o.DisableURIPathEscaping = true })
 	if err != nil {
 		return "", errs.Wrap(errs.Internal, err, "cannot sign the bundle address")
 	}
 	return addr, nil
+}
+
+// credentials are what requests to the bucket are signed with.
+func (b S3) credentials(ctx context.Context) (aws.Credentials, error) {
+	if b.Credentials == nil {
+		return aws.Credentials{}, errs.E(errs.Internal, "cannot sign for the bundle store: no AWS credentials")
+	}
+	creds, err := b.Credentials.Retrieve(ctx)
+	if err != nil {
+		return aws.Credentials{}, errs.Wrap(errs.Unavailable, err, "cannot sign for the bundle store: the credentials are unavailable")
+	}
+	return creds, nil
+}
+
+// now is the signing time.
+func (b S3) now() time.Time {
+	if b.Now != nil {
+		return b.Now()
+	}
+	return time.Now()
+}
+
+func (b S3) client() *http.Client {
+	if b.HTTP != nil {
+		return b.HTTP
+	}
+	return http.DefaultClient
 }
 
 // objectURL is key's address: path style on a configured endpoint,

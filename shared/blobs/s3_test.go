@@ -131,15 +131,7 @@ func TestS3OpenAgainstAnS3Server(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	b, key := storedBundle(t)
-	rc, err := b.Open(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(rc)
-	rc.Close()
-	if string(got) != "the bundle" {
-		t.Errorf("read back %q", got)
-	}
+	holdsBundle(t, b, key)
 	if _, err := b.Open(ctx, blobs.Key("acme", "missing")); !errs.Is(err, errs.NotFound) {
 		t.Errorf("missing key: %v, want NotFound", err)
 	}
@@ -152,7 +144,7 @@ func TestS3OpenAgainstAnS3Server(t *testing.T) {
 	}))
 	defer failing.Close()
 	b.Endpoint = failing.URL
-	_, err = b.Open(ctx, key)
+	_, err := b.Open(ctx, key)
 	if !errs.Is(err, errs.Unavailable) || !strings.Contains(err.Error(), "SlowDown") || calls != 3 {
 		t.Errorf("failing server: %v after %d calls, want Unavailable with SlowDown after 3", err, calls)
 	}
@@ -167,15 +159,7 @@ func TestS3TouchCopiesOntoItself(t *testing.T) {
 	if err := b.Touch(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	rc, err := b.Open(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := io.ReadAll(rc)
-	rc.Close()
-	if string(got) != "the bundle" {
-		t.Errorf("after the touch: %q", got)
-	}
+	holdsBundle(t, b, key) // the touch left it as it was
 	if err := b.Touch(ctx, blobs.Key("acme", "missing")); !errs.Is(err, errs.NotFound) {
 		t.Errorf("touching a missing bundle: %v, want NotFound", err)
 	}
@@ -199,4 +183,18 @@ func storedBundle(t *testing.T) (blobs.S3, string) {
 	}
 	resp.Body.Close()
 	return b, key
+}
+
+// holdsBundle checks that key reads back as "the bundle" (storedBundle).
+func holdsBundle(t *testing.T, b blobs.S3, key string) {
+	t.Helper()
+	rc, err := b.Open(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(rc)
+	rc.Close()
+	if string(got) != "the bundle" {
+		t.Errorf("read back %q", got)
+	}
 }

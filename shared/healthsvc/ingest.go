@@ -63,15 +63,11 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 
 	check, err := s.check(ctx, up)
 	if errs.Is(err, errs.NotFound) {
-		up.State, up.Reason = store.UploadExpired, expiredReason
-		s.Log.Info("upload expired", "org", org, "upload", uploadID)
-		return ignoreDone(s.Store.FinishUpload(ctx, up))
+		return s.end(ctx, up, store.UploadExpired, expiredReason)
 	}
 	var refused *bundle.Error
 	if errors.As(err, &refused) {
-		up.State, up.Reason = store.UploadFailed, refused.Reason
-		s.Log.Info("upload refused", "org", org, "upload", uploadID, "reason", refused.Reason)
-		return ignoreDone(s.Store.FinishUpload(ctx, up))
+		return s.end(ctx, up, store.UploadFailed, refused.Reason)
 	}
 	if err != nil {
 		return err
@@ -211,9 +207,7 @@ func (s *Service) resume(ctx context.Context, up store.Upload) error {
 	}
 	err := t.Touch(ctx, up.BlobKey)
 	if errs.Is(err, errs.NotFound) {
-		up.State, up.Reason = store.UploadExpired, expiredReason
-		s.Log.InfoContext(ctx, "upload expired", "org", up.Org, "upload", up.ID)
-		return ignoreDone(s.Store.FinishUpload(ctx, up))
+		return s.end(ctx, up, store.UploadExpired, expiredReason)
 	}
 	if err == nil {
 		s.Log.InfoContext(ctx, "upload announced again for its ingest", "org", up.Org, "upload", up.ID)
@@ -228,7 +222,14 @@ func (s *Service) Refuse(ctx context.Context, org, uploadID, reason string) erro
 	if err != nil {
 		return err
 	}
-	up.State, up.Reason = store.UploadFailed, reason
+	return s.end(ctx, up, store.UploadFailed, reason)
+}
+
+// end finishes an upload of which nothing is recorded, FAILED or EXPIRED,
+// with the reason.
+func (s *Service) end(ctx context.Context, up store.Upload, state, reason string) error {
+	up.State, up.Reason = state, reason
+	s.Log.InfoContext(ctx, "upload ended", "org", up.Org, "upload", up.ID, "state", state, "reason", reason)
 	return ignoreDone(s.Store.FinishUpload(ctx, up))
 }
 

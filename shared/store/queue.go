@@ -550,14 +550,7 @@ func (s *Store) QueueRun(ctx context.Context, org, id string) (RunRecordMQ, erro
 			return rec, errs.Wrap(errs.Internal, err, "store failure: test run")
 		}
 	}
-	sv := func(n string) string {
-		v, _ := item[n].(*types.AttributeValueMemberS)
-		if v == nil {
-			return ""
-		}
-		return v.Value
-	}
-	rec.Key = QueueKey{Org: org, Repo: repository.Ref{Host: sv("host"), Owner: sv("owner"), Name: sv("name")}, Branch: sv("branch")}
+	rec.Key = QueueKey{Org: org, Repo: repository.Ref{Host: strAttr(item["host"]), Owner: strAttr(item["owner"]), Name: strAttr(item["name"])}, Branch: strAttr(item["branch"])}
 	return rec, nil
 }
 

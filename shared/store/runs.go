@@ -216,7 +216,7 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 			u.addN("streak", streak)
 		}
 	}
-	old, applied, err := s.updateOnce(ctx, testKey(up.Org, up.Repo, id), u, cond)
+	old, applied, err := s.updateOnce(ctx, testKey(up.Org, up.Repo, id), u, cond, types.ReturnValueAllOld)
 	if err != nil {
 		return testhealth.TestCase{}, nil, err
 	}
@@ -254,17 +254,18 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 	return hot.view(up.Org, up.Repo, id), meta, nil
 }
 
-// updateOnce runs a token-guarded update and returns the item as it was
-// before it, and whether it applied; a refusal (the batch counted already)
-// answers with the item as it is.
-func (s *Store) updateOnce(ctx context.Context, k map[string]types.AttributeValue, u *update, cond string) (map[string]types.AttributeValue, bool, error) {
+// updateOnce runs a token-guarded update and returns the item as rv asks
+// (as it was, or as it is after the update), and whether it applied; a
+// refusal (the batch counted already) answers with the item as it is.
+// Throttling and outages are retried.
+func (s *Store) updateOnce(ctx context.Context, k map[string]types.AttributeValue, u *update, cond string, rv types.ReturnValue) (map[string]types.AttributeValue, bool, error) {
 	in := &dynamodb.UpdateItemInput{
 		TableName: &s.table, Key: k,
 		UpdateExpression:                    aws.String(u.expression()),
 		ConditionExpression:                 aws.String(cond),
 		ExpressionAttributeNames:            u.names,
 		ExpressionAttributeValues:           u.values,
-		ReturnValues:                        types.ReturnValueAllOld,
+		ReturnValues:                        rv,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 		ReturnConsumedCapacity:              types.ReturnConsumedCapacityTotal,
 	}
@@ -524,26 +525,11 @@ func (s *Store) recordFailures(ctx context.Context, up testhealth.UploadRuns, to
 		u.setTo(attrFailedPR+strconv.Itoa(up.PR), num64(at.UnixMilli()))
 	}
 	k := failKey(up.Org, up.Repo, tr.Test.ID)
-	in := &dynamodb.UpdateItemInput{
-		TableName: &s.table, Key: k,
-		UpdateExpression:          aws.String(u.expression()),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  u.names,
-		ExpressionAttributeValues: u.values,
-		ReturnValues:              types.ReturnValueAllNew,
-		ReturnConsumedCapacity:    types.ReturnConsumedCapacityTotal,
+	item, applied, err := s.updateOnce(ctx, k, u, cond, types.ReturnValueAllNew)
+	if err != nil || !applied { // not applied: counted by an earlier attempt
+		return err
 	}
-	out, err := s.db.UpdateItem(ctx, in)
-	if err != nil {
-		usageOf(ctx).add()
-		var ccf *types.ConditionalCheckFailedException
-		if errors.As(err, &ccf) {
-			return nil // counted by an earlier attempt
-		}
-		return translate(err)
-	}
-	usageOf(ctx).add(cc(out.ConsumedCapacity)...)
-	return s.pruneFailures(ctx, k, out.Attributes)
+	return s.pruneFailures(ctx, k, item)
 }
 
 // pruneFailures removes from a failure item what left every window or

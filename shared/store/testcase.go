@@ -121,7 +121,7 @@ func (s *Store) readTests(ctx context.Context, org string, repo repository.Ref, 
 	}
 	byPK := map[string][]map[string]types.AttributeValue{}
 	for _, item := range items {
-		pk := item[AttrPK].(*types.AttributeValueMemberS).Value
+		pk := strAttr(item[AttrPK])
 		byPK[pk] = append(byPK[pk], item)
 	}
 	out := make([]testhealth.TestCase, 0, len(ids))
@@ -242,13 +242,8 @@ func readTestCase(items ...map[string]types.AttributeValue) (testhealth.TestCase
 	return tc, nil
 }
 
-func skOf(item map[string]types.AttributeValue) string {
-	s, _ := item[AttrSK].(*types.AttributeValueMemberS)
-	if s == nil {
-		return ""
-	}
-	return s.Value
-}
+// skOf is an item's sort key.
+func skOf(item map[string]types.AttributeValue) string { return strAttr(item[AttrSK]) }
 
 // timeAttr reads a time of a failure item: unix milliseconds (what the API
 // shows, in fewer bytes than text) or, as the earlier layout had it,
