@@ -24,6 +24,7 @@ import (
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
 	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/mergequeue/driver"
 	"github.com/mainguard/mainguard/shared/store"
 )
 
@@ -133,6 +134,11 @@ func serve(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Queue commands are answered once recorded and folded behind the
+	// answer, as the table's stream does deployed.
+	folds := &driver.Background{Driver: a.MergeQueue.Driver, Ctx: e.ctx}
+	a.MergeQueue.Driver.AfterRecord = folds.Notify
+	defer folds.Wait()
 	if err := bootstrap(e.ctx, a.Store, e.getenv("MAINGUARD_BOOTSTRAP_TOKEN"), e.stdout, log); err != nil {
 		return err
 	}

@@ -87,6 +87,10 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 		return nil, err
 	}
 	a.MergeQueue = mq
+	// Commands are folded before their answer by default, which keeps the
+	// answers of tests deterministic; mainguard serve folds in the
+	// background (driver.Background), deployed the table's stream does.
+	mq.Driver.AfterRecord = mq.Driver.FoldNow
 	a.Scheduler = &scheduler.Scheduler{Health: a.Health, Queues: mq.Driver, Webhooks: a.Webhooks, Log: b.Log}
 
 	groups := []lambdafn.Handlers{
@@ -176,6 +180,8 @@ func (a *App) EventFunction(name string) (any, bool) {
 		return a.Tick, true
 	case "deliver-webhooks":
 		return a.Webhooks.DeliverStream, true
+	case "fold-queue-commands":
+		return a.MergeQueue.Driver.FoldStream, true
 	}
 	return nil, false
 }

@@ -52,6 +52,9 @@ var EventFunctions = map[string]string{
 	// an outbox event was written (the table's stream, filtered to event
 	// inserts); the scheduler delivers too, so this only makes it sooner
 	"deliver-webhooks": "DynamoDB",
+	// a client's queue command was recorded (the stream, filtered to
+	// command inserts); the scheduler folds too, so this only makes it sooner
+	"fold-queue-commands": "DynamoDB",
 }
 
 // RouteOf is the route of the named function.

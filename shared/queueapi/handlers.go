@@ -157,7 +157,7 @@ func (h *Handlers) GetQueue() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		rec, err := h.Store.GetQueue(r.Context(), k)
+		rec, err := h.Driver.View(r.Context(), k)
 		if err != nil {
 			return nil, err
 		}
@@ -222,7 +222,7 @@ func (h *Handlers) UpdateQueue() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		if rec, err = h.Store.GetQueue(r.Context(), k); err != nil { // a mode switch may have ended at once
+		if rec, err = h.Driver.View(r.Context(), k); err != nil { // a mode switch may have ended at once
 			return nil, err
 		}
 		return h.enums().queue(rec.Snapshot.Queue), nil
@@ -265,22 +265,11 @@ func (h *Handlers) SubmitPullRequest() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		sr := mergequeue.SubmitRequest{PRNumber: n, NoBatch: req.NoBatch}
+		c := store.QueueCommand{Kind: store.CommandSubmit, PR: n, NoBatch: req.NoBatch}
 		if given {
-			sr.Priority = &prio
+			c.Priority = &prio
 		}
-		_, err = h.Driver.Apply(r.Context(), k, func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error) {
-			if !slices.ContainsFunc(rec.Snapshot.Entries, func(e mergequeue.Entry) bool { return e.PRNumber == n }) {
-				// Pruned from the snapshot: keep the id the store holds.
-				if old, err := h.Store.QueueEntry(r.Context(), rec, n); err == nil {
-					sr.EntryID = old.Entry.ID
-				} else if !errs.Is(err, errs.NotFound) {
-					return rec.Snapshot, mergequeue.Output{}, err
-				}
-			}
-			return mergequeue.Submit(rec.Snapshot, sr, h.Now(), h.NewID)
-		})
-		if err != nil {
+		if err := h.Driver.Record(r.Context(), k, c); err != nil {
 			return nil, err
 		}
 		return empty{}, nil
@@ -288,22 +277,15 @@ func (h *Handlers) SubmitPullRequest() http.Handler {
 }
 
 // CancelPullRequest serves POST /cancelPullRequest.
-func (h *Handlers) CancelPullRequest() http.Handler {
-	return h.prCommand(func(s mergequeue.Snapshot, n int) (mergequeue.Snapshot, mergequeue.Output, error) {
-		return mergequeue.Cancel(s, mergequeue.CancelRequest{PRNumber: n}, h.Now())
-	})
-}
+func (h *Handlers) CancelPullRequest() http.Handler { return h.prCommand(store.CommandCancel) }
 
 // RestartTests serves POST /restartTestsOnPullRequest.
-func (h *Handlers) RestartTests() http.Handler {
-	return h.prCommand(func(s mergequeue.Snapshot, n int) (mergequeue.Snapshot, mergequeue.Output, error) {
-		return mergequeue.Restart(s, mergequeue.RestartRequest{PRNumber: n}, h.Now())
-	})
-}
+func (h *Handlers) RestartTests() http.Handler { return h.prCommand(store.CommandRestart) }
 
-// prCommand serves an endpoint that applies one engine command to one PR
-// of a queue (through the driver, which saves and steps) and answers {}.
-func (h *Handlers) prCommand(cmd func(s mergequeue.Snapshot, pr int) (mergequeue.Snapshot, mergequeue.Output, error)) http.Handler {
+// prCommand serves an endpoint that records one command on one PR of a
+// queue (driver.Record: checked, recorded, folded by the driver) and
+// answers {}.
+func (h *Handlers) prCommand(kind string) http.Handler {
 	return api.JSON(func(r *http.Request, req *prRequest) (any, error) {
 		k, err := h.key(r.Context(), req.common)
 		if err != nil {
@@ -313,10 +295,7 @@ func (h *Handlers) prCommand(cmd func(s mergequeue.Snapshot, pr int) (mergequeue
 		if err != nil {
 			return nil, err
 		}
-		_, err = h.Driver.Apply(r.Context(), k, func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error) {
-			return cmd(rec.Snapshot, n)
-		})
-		if err != nil {
+		if err := h.Driver.Record(r.Context(), k, store.QueueCommand{Kind: kind, PR: n}); err != nil {
 			return nil, err
 		}
 		return empty{}, nil
@@ -345,7 +324,7 @@ func (h *Handlers) GetSubmittedPullRequest() http.Handler {
 		} else if n, err = parseNumber(req.PR); err != nil {
 			return nil, err
 		}
-		rec, err := h.Store.GetQueue(ctx, k)
+		rec, err := h.Driver.View(ctx, k)
 		if err != nil {
 			return nil, err
 		}
@@ -583,7 +562,7 @@ func (h *Handlers) ListPullRequests() http.Handler {
 		if req.Cursor != nil {
 			cursor = *req.Cursor
 		}
-		rec, err := h.Store.GetQueue(ctx, k)
+		rec, err := h.Driver.View(ctx, k)
 		if err != nil {
 			return nil, err
 		}

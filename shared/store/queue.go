@@ -90,6 +90,9 @@ type QueueRecord struct {
 	// entry id (see Advance); absent for entries that never moved since
 	// they were recorded.
 	Clocks map[string]mergequeue.EpisodeClock
+	// LastCommand is the key of the last client command folded into the
+	// snapshot: a new command sorts after it (NewCommandSK).
+	LastCommand string
 }
 
 // Active reports whether the scheduler must visit the queue
@@ -139,6 +142,9 @@ func queueItem(r QueueRecord) (map[string]types.AttributeValue, error) {
 		}
 		item["clocks"] = str(string(clocks))
 	}
+	if r.LastCommand != "" {
+		item["last_cmd"] = str(r.LastCommand)
+	}
 	item[AttrGSI2PK] = str(repoIndexPK(r.Key.Repo.Owner, r.Key.Repo.Name))
 	item[AttrGSI2SK] = str(r.Key.sortKey())
 	if r.Active() {
@@ -157,7 +163,7 @@ func readQueue(item map[string]types.AttributeValue) (QueueRecord, error) {
 	}
 	r := QueueRecord{
 		Key: QueueKey{Org: s("org"), Repo: repository.Ref{Host: s("host"), Owner: s("owner"), Name: s("name")}, Branch: s("branch")},
-		ID:  s("queue_id"),
+		ID:  s("queue_id"), LastCommand: s("last_cmd"),
 	}
 	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, s("created_at"))
 	b, ok := item["snap"].(*types.AttributeValueMemberB)
@@ -258,6 +264,9 @@ type QueueChanges struct {
 	// the entries and runs: within the transaction when it has room, else
 	// right after it.
 	Transitions []mergequeue.TransitionRecord
+	// Folded are the pending commands this save applied: marked in its
+	// transaction, so that each is applied once (at most MaxFold of them).
+	Folded []QueueCommand
 }
 
 func entryPK(k QueueKey, queueID string) string { return k.pk() + "#" + queueID }
@@ -318,6 +327,10 @@ func (s *Store) SaveQueue(ctx context.Context, r QueueRecord, prev int64, ch Que
 		Item: item, ConditionExpression: aws.String("attribute_exists(PK) AND version = :v"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":v": n64(prev)},
 	}}}
+	if len(ch.Folded) > MaxFold {
+		return errs.E(errs.Internal, "a save folds at most %d commands, not %d", MaxFold, len(ch.Folded))
+	}
+	actions = append(actions, commandMarks(r.Key, ch.Folded, r.Snapshot.Version)...)
 	for _, ev := range ch.Events {
 		p, err := s.eventPut(r.Key.Org, ev)
 		if err != nil {
@@ -350,26 +363,36 @@ func (s *Store) SaveQueue(ctx context.Context, r QueueRecord, prev int64, ch Que
 	if len(actions) > MaxTransactActions {
 		// Only a step touching more than 99 PRs at once gets here; events
 		// beyond the transaction are written right after it.
-		return s.saveLarge(ctx, actions, rest)
+		return s.saveLarge(ctx, actions, rest, len(ch.Folded))
 	}
 	n := min(len(rest), MaxTransactActions-len(actions))
 	actions = append(actions, rest[:n]...)
 	rest = rest[n:]
 	if err := s.transact(ctx, actions...); err != nil {
-		if failedAction(err, 0) {
-			return errs.Wrap(errs.Conflict, err, "the queue changed meanwhile")
-		}
-		return err
+		return savedConflict(err, len(ch.Folded))
 	}
 	return s.writeEach(ctx, rest)
 }
 
-func (s *Store) saveLarge(ctx context.Context, actions, rest []types.TransactWriteItem) error {
-	if err := s.transact(ctx, actions[:MaxTransactActions]...); err != nil {
-		if failedAction(err, 0) {
+// MaxFold bounds the commands one save folds, leaving the transaction room
+// for the events they make.
+const MaxFold = 25
+
+// savedConflict is a failed save's error: errs.Conflict when the snapshot
+// (action 0) or one of the folded commands (1..folded) failed its
+// condition, that is when another writer saved first.
+func savedConflict(err error, folded int) error {
+	for i := 0; i <= folded; i++ {
+		if failedAction(err, i) {
 			return errs.Wrap(errs.Conflict, err, "the queue changed meanwhile")
 		}
-		return err
+	}
+	return err
+}
+
+func (s *Store) saveLarge(ctx context.Context, actions, rest []types.TransactWriteItem, folded int) error {
+	if err := s.transact(ctx, actions[:MaxTransactActions]...); err != nil {
+		return savedConflict(err, folded)
 	}
 	return s.writeEach(ctx, append(actions[MaxTransactActions:], rest...))
 }

@@ -48,6 +48,11 @@ type Store interface {
 	TestBranchUploads(ctx context.Context, org string, repo repository.Ref, sha string, since time.Time) ([]store.Upload, error)
 	GetRepo(ctx context.Context, org string, ref repository.Ref) (store.Repo, error)
 	GetTestCases(ctx context.Context, org string, repo repository.Ref, ids []string) ([]testhealth.TestCase, error)
+	QueueEntry(ctx context.Context, r store.QueueRecord, n int) (store.EntryRecord, error)
+	PutQueueCommand(ctx context.Context, k store.QueueKey, c store.QueueCommand) error
+	QueueWithCommands(ctx context.Context, k store.QueueKey) (store.QueueRecord, []store.QueueCommand, error)
+	DropQueueCommands(ctx context.Context, k store.QueueKey, cmds []store.QueueCommand) error
+	QueuesWithCommands(ctx context.Context, limit int32) ([]store.QueueKey, error)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -76,6 +81,11 @@ type Driver struct {
 	PageSize   int32
 	Parallel   int
 	TickBudget time.Duration
+	// AfterRecord is called once a client's command to queue k is
+	// recorded (Record): Fold at once (the test service), or a
+	// Background's Notify (the local server). nil deployed, where the
+	// table's stream runs the fold-queue-commands function.
+	AfterRecord func(ctx context.Context, k store.QueueKey)
 
 	noted sync.Map // queue and call → the GitHub failure last logged for it (notedFailure)
 }
@@ -122,8 +132,9 @@ type facts struct {
 	checks   map[string][]store.RunCheck // run id →
 }
 
-// Command is an API call applied to a queue: it returns the new snapshot
-// and the engine's output, or an error that leaves the queue as it was.
+// Command is a settings change applied to a queue (updateQueue): it returns
+// the new snapshot and the engine's output, or an error that leaves the
+// queue as it was. Clients' PR commands are recorded instead (Record).
 type Command func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error)
 
 // maxCommandTries bounds retries of a command that lost the optimistic
@@ -147,7 +158,7 @@ func (d *Driver) Apply(ctx context.Context, k store.QueueKey, cmd Command) (stor
 		var trans []mergequeue.TransitionRecord
 		out = o
 		next, trans = rec.Advance(s2, o.Transitions)
-		return d.save(ctx, next, rec.Snapshot.Version, o, facts{}, trans)
+		return d.save(ctx, next, rec.Snapshot.Version, o, facts{}, trans, nil)
 	})
 	if err != nil {
 		return store.QueueRecord{}, err
@@ -159,20 +170,33 @@ func (d *Driver) Apply(ctx context.Context, k store.QueueKey, cmd Command) (stor
 	return next, nil
 }
 
-// Delete deletes queue k once the engine allows it (mergequeue.Deletable),
-// retrying on a concurrent change.
+// Delete deletes queue k once the engine allows it (mergequeue.Deletable)
+// of the queue as its pending commands leave it (a pending submit keeps
+// it), retrying on a concurrent change.
 func (d *Driver) Delete(ctx context.Context, k store.QueueKey) error {
-	return d.retry(ctx, k, func(rec store.QueueRecord) error {
-		if err := mergequeue.Deletable(rec.Snapshot); err != nil {
+	for try := 0; ; try++ {
+		rec, cmds, err := d.Store.QueueWithCommands(ctx, k)
+		if err != nil {
 			return err
 		}
-		return d.Store.DeleteQueue(ctx, k, rec.Snapshot.Version)
-	})
+		view, _, _, _ := d.fold(ctx, rec, cmds)
+		if err := mergequeue.Deletable(view.Snapshot); err != nil {
+			return err
+		}
+		err = d.Store.DeleteQueue(ctx, k, rec.Snapshot.Version)
+		if errs.Is(err, errs.Conflict) && try < maxCommandTries {
+			continue
+		}
+		if err == nil {
+			err = d.Store.DropQueueCommands(ctx, k, cmds)
+		}
+		return err
+	}
 }
 
-// retry is the one optimistic-lock loop of queue commands: it reads queue
-// k and runs write on it, again on the queue as it then is when write met
-// a concurrent change (errs.Conflict), at most maxCommandTries times more.
+// retry is the one optimistic-lock loop of Apply: it reads queue k and
+// runs write on it, again on the queue as it then is when write met a
+// concurrent change (errs.Conflict), at most maxCommandTries times more.
 func (d *Driver) retry(ctx context.Context, k store.QueueKey, write func(rec store.QueueRecord) error) error {
 	for try := 0; ; try++ {
 		rec, err := d.Store.GetQueue(ctx, k)
@@ -224,7 +248,7 @@ func (d *Driver) advance(ctx context.Context, rec store.QueueRecord) error {
 			return nil
 		}
 		next, trans := rec.Advance(s2, out.Transitions)
-		err = d.save(ctx, next, rec.Snapshot.Version, out, f, trans)
+		err = d.save(ctx, next, rec.Snapshot.Version, out, f, trans, nil)
 		if errs.Is(err, errs.Conflict) {
 			continue // another driver won: step again on its snapshot, keeping our outcomes
 		}
@@ -441,9 +465,10 @@ func (d *Driver) noteGitHub(ctx context.Context, k store.QueueKey, what string, 
 }
 
 // save writes the snapshot with its events (outbox), entries, runs and
-// transitions (the records of the metrics, from store.QueueRecord.Advance).
-func (d *Driver) save(ctx context.Context, rec store.QueueRecord, prev int64, out mergequeue.Output, f facts, trans []mergequeue.TransitionRecord) error {
-	ch := store.QueueChanges{Entries: out.Entries, HeadRefs: f.headRefs, Transitions: trans}
+// transitions (the records of the metrics, from store.QueueRecord.Advance),
+// deleting the commands it folded.
+func (d *Driver) save(ctx context.Context, rec store.QueueRecord, prev int64, out mergequeue.Output, f facts, trans []mergequeue.TransitionRecord, folded []store.QueueCommand) error {
+	ch := store.QueueChanges{Entries: out.Entries, HeadRefs: f.headRefs, Transitions: trans, Folded: folded}
 	for _, e := range out.Effects {
 		if e.Kind != mergequeue.EffectEvent {
 			continue
@@ -589,6 +614,9 @@ func (d *Driver) Tick(ctx context.Context) (int, error) {
 		parallel = 16
 	}
 	start := time.Now() // the function's own time, not the queues' clock
+	if _, err := d.FoldPending(ctx, size); err != nil {
+		d.log().WarnContext(ctx, "merge queue: pending commands not read; next tick retries", "error", err.Error())
+	}
 	from, err := d.Store.SchedulerCursor(ctx)
 	if err != nil {
 		return 0, err

@@ -1,0 +1,339 @@
+package driver
+
+import (
+	"context"
+	"errors"
+
+	"slices"
+	"sync"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/store"
+)
+
+// Clients' commands (submit, cancel, restart) do not write the snapshot.
+// Record checks a command against the queue as it will be once its pending
+// commands are folded (View), writes it as its own item and answers: the
+// only condition it meets is its own key's, so any number of clients
+// command one queue without a conflict. Fold then applies the pending
+// commands in order, saving the snapshot and deleting them in one
+// transaction (exactly once each), performs their effects and advances the
+// queue. Who folds: the table's stream (deployed, the fold-queue-commands
+// function), the local server's background folder, the test service at
+// once (AfterRecord), and every tick for commands none of those reached.
+
+// Record checks c (its Kind, PR, Priority and NoBatch) against the view of
+// queue k and records it: errors are the engine's (400, 404) or the
+// store's, never a conflict with another client. It then calls
+// AfterRecord, if set.
+func (d *Driver) Record(ctx context.Context, k store.QueueKey, c store.QueueCommand) error {
+	rec, cmds, err := d.Store.QueueWithCommands(ctx, k)
+	if err != nil {
+		return err
+	}
+	view, _, _, _ := d.fold(ctx, rec, cmds)
+	if c.Kind == store.CommandSubmit {
+		// The entry's id is chosen now, so that the view shows the PR
+		// under the id it keeps once folded.
+		if c.EntryID, err = d.entryID(ctx, view, c.PR); err != nil {
+			return err
+		}
+	}
+	if _, _, err := d.apply(view, c); err != nil {
+		return err
+	}
+	seen := []string{rec.LastCommand}
+	for _, o := range cmds {
+		seen = append(seen, o.SK)
+	}
+	c.QueueID, c.At = rec.ID, d.Now()
+	c.SK = store.NewCommandSK(c.At, seen...)
+	if err := d.Store.PutQueueCommand(ctx, k, c); err != nil {
+		return err
+	}
+	if d.AfterRecord != nil {
+		d.AfterRecord(ctx, k)
+	}
+	return nil
+}
+
+// View is queue k as it will be once its pending commands are folded: the
+// stored snapshot with them applied in memory, nothing written. Readers
+// see their own commands at once through it. One Query.
+func (d *Driver) View(ctx context.Context, k store.QueueKey) (store.QueueRecord, error) {
+	rec, cmds, err := d.Store.QueueWithCommands(ctx, k)
+	if err != nil {
+		return store.QueueRecord{}, err
+	}
+	view, _, _, _ := d.fold(ctx, rec, cmds)
+	return view, nil
+}
+
+// fold applies to rec, in order, those of cmds still pending for it: the
+// record after them, the merged output and transitions, and the commands
+// that applied or can never apply (both are done). A command the queue now
+// refuses (a cancel of a PR that merged meanwhile) is dropped: the client
+// learns the outcome from the PR's state, as it would had its command come
+// a moment later.
+func (d *Driver) fold(ctx context.Context, rec store.QueueRecord, cmds []store.QueueCommand) (store.QueueRecord, mergequeue.Output, []mergequeue.TransitionRecord, []store.QueueCommand) {
+	var (
+		out   mergequeue.Output
+		trans []mergequeue.TransitionRecord
+		done  []store.QueueCommand
+	)
+	version := rec.Snapshot.Version
+	for _, c := range cmds {
+		if !c.Pending(version) {
+			continue
+		}
+		done = append(done, c)
+		rec.LastCommand = max(rec.LastCommand, c.SK)
+		if c.QueueID != rec.ID {
+			continue // given to an earlier queue on the branch
+		}
+		s, o, err := d.apply(rec, c)
+		if err != nil {
+			d.log().InfoContext(ctx, "merge queue: command no longer applies", "queue", rec.Key.String(), "command", c.Kind, "pr", c.PR, "reason", err.Error())
+			continue
+		}
+		var t []mergequeue.TransitionRecord
+		rec, t = rec.Advance(s, o.Transitions)
+		trans = append(trans, t...)
+		out = merge(out, o)
+	}
+	return rec, out, trans, done
+}
+
+// apply runs command c on rec's snapshot.
+func (d *Driver) apply(rec store.QueueRecord, c store.QueueCommand) (mergequeue.Snapshot, mergequeue.Output, error) {
+	now := d.Now()
+	switch c.Kind {
+	case store.CommandSubmit:
+		sr := mergequeue.SubmitRequest{PRNumber: c.PR, Priority: c.Priority, NoBatch: c.NoBatch, EntryID: c.EntryID}
+		return mergequeue.Submit(rec.Snapshot, sr, now, d.NewID)
+	case store.CommandCancel:
+		return mergequeue.Cancel(rec.Snapshot, mergequeue.CancelRequest{PRNumber: c.PR}, now)
+	case store.CommandRestart:
+		return mergequeue.Restart(rec.Snapshot, mergequeue.RestartRequest{PRNumber: c.PR}, now)
+	}
+	return rec.Snapshot, mergequeue.Output{}, errs.E(errs.Internal, "unknown queue command %q", c.Kind)
+}
+
+// entryID is the id PR n's entry will have in queue rec: "" when the
+// snapshot holds it, the stored one when the snapshot pruned it, else a
+// new one.
+func (d *Driver) entryID(ctx context.Context, rec store.QueueRecord, n int) (string, error) {
+	if slices.ContainsFunc(rec.Snapshot.Entries, func(e mergequeue.Entry) bool { return e.PRNumber == n }) {
+		return "", nil
+	}
+	old, err := d.Store.QueueEntry(ctx, rec, n)
+	switch {
+	case err == nil:
+		return old.Entry.ID, nil
+	case errs.Is(err, errs.NotFound):
+		return d.NewID(), nil
+	}
+	return "", err
+}
+
+// merge is the output of two calls in a row: effects and transitions in
+// order, entries and runs in their last state.
+func merge(a, b mergequeue.Output) mergequeue.Output {
+	a.Effects = append(a.Effects, b.Effects...)
+	a.Transitions = append(a.Transitions, b.Transitions...)
+	a.Entries = lastOf(a.Entries, b.Entries, func(e mergequeue.Entry) string { return e.ID })
+	a.Runs = lastOf(a.Runs, b.Runs, func(r mergequeue.Run) string { return r.ID })
+	return a
+}
+
+// lastOf appends b to a, a later element replacing an earlier one of the
+// same id in its place.
+func lastOf[T any](a, b []T, id func(T) string) []T {
+	for _, x := range b {
+		if i := slices.IndexFunc(a, func(y T) bool { return id(y) == id(x) }); i >= 0 {
+			a[i] = x
+		} else {
+			a = append(a, x)
+		}
+	}
+	return a
+}
+
+// Fold applies queue k's pending commands (store.MaxFold per save, until
+// none is left), performs their effects and advances the queue, then
+// deletes the commands folded into the saved snapshot. A save lost to
+// another folder is read again: the other took some commands, and what is
+// left is folded on top of its snapshot. Commands of a queue that is gone
+// are deleted.
+func (d *Driver) Fold(ctx context.Context, k store.QueueKey) error {
+	var (
+		last   store.QueueRecord
+		cmds   []store.QueueCommand
+		folded bool
+	)
+	for round := 0; ; round++ {
+		var rec store.QueueRecord
+		var err error
+		rec, cmds, err = d.Store.QueueWithCommands(ctx, k)
+		if errs.Is(err, errs.NotFound) {
+			return d.Store.DropQueueCommands(ctx, k, cmds)
+		}
+		if err != nil {
+			return err
+		}
+		last = rec
+		var todo []store.QueueCommand
+		for _, c := range cmds {
+			if c.FoldedIn == 0 && len(todo) < store.MaxFold {
+				todo = append(todo, c)
+			}
+		}
+		if len(todo) == 0 {
+			break
+		}
+		next, out, trans, done := d.fold(ctx, rec, todo)
+		if next.Snapshot.Version == rec.Snapshot.Version {
+			next.Snapshot.Version++ // nothing applied: the marks still need a version of their own
+		}
+		err = d.save(ctx, next, rec.Snapshot.Version, out, facts{}, trans, done)
+		if errs.Is(err, errs.Conflict) {
+			if round >= maxCommandTries*4 {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		last, folded = next, true
+		_ = d.perform(ctx, k, out.Effects)
+	}
+	var gone []store.QueueCommand
+	for _, c := range cmds {
+		if c.FoldedIn != 0 && c.FoldedIn <= last.Snapshot.Version {
+			gone = append(gone, c)
+		}
+	}
+	if err := d.Store.DropQueueCommands(ctx, k, gone); err != nil {
+		return err
+	}
+	if !folded {
+		return nil
+	}
+	return d.advance(ctx, last)
+}
+
+// FoldNow folds queue k before it returns, logging a failure (the next
+// tick folds again): AfterRecord where answers may wait for it.
+func (d *Driver) FoldNow(ctx context.Context, k store.QueueKey) {
+	if err := d.Fold(ctx, k); err != nil {
+		d.log().WarnContext(ctx, "merge queue: commands not folded; next tick retries", "queue", k.String(), "error", err.Error())
+	}
+}
+
+// FoldPending folds the commands of up to limit queues that have any: the
+// tick's safety net for commands whose fold was never triggered.
+func (d *Driver) FoldPending(ctx context.Context, limit int32) (int, error) {
+	ks, err := d.Store.QueuesWithCommands(ctx, limit)
+	if err != nil {
+		return 0, err
+	}
+	for _, k := range ks {
+		d.FoldNow(ctx, k)
+	}
+	return len(ks), nil
+}
+
+// Background folds in a long-lived process (the local server): Notify
+// returns at once, and one goroutine per queue folds until no notice came
+// during its fold, so a burst of commands costs a few folds, not one each.
+type Background struct {
+	Driver *Driver
+	Ctx    context.Context // the process's: a fold outlives the request
+
+	mu    sync.Mutex
+	state map[string]*bgQueue
+	wg    sync.WaitGroup
+}
+
+type bgQueue struct {
+	running, again bool
+}
+
+// Notify asks for a fold of queue k.
+func (b *Background) Notify(_ context.Context, k store.QueueKey) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state == nil {
+		b.state = map[string]*bgQueue{}
+	}
+	q := b.state[k.String()]
+	if q == nil {
+		q = &bgQueue{}
+		b.state[k.String()] = q
+	}
+	if q.running {
+		q.again = true
+		return
+	}
+	q.running = true
+	b.wg.Go(func() { b.run(k, q) })
+}
+
+func (b *Background) run(k store.QueueKey, q *bgQueue) {
+	for {
+		b.Driver.FoldNow(b.Ctx, k)
+		b.mu.Lock()
+		if !q.again || b.Ctx.Err() != nil {
+			q.running = false
+			delete(b.state, k.String())
+			b.mu.Unlock()
+			return
+		}
+		q.again = false
+		b.mu.Unlock()
+	}
+}
+
+// Wait waits for the folds under way to end.
+func (b *Background) Wait() { b.wg.Wait() }
+
+// FoldStream is the fold-queue-commands function: the table's stream,
+// filtered to command inserts, names the queues to fold. Other records are
+// skipped whatever the filter. A queue that could not be folded fails the
+// batch, which Lambda retries; the tick is the safety net beyond that.
+func (d *Driver) FoldStream(ctx context.Context, ev events.DynamoDBEvent) error {
+	var (
+		ks   []store.QueueKey
+		seen = map[string]bool{}
+	)
+	for _, rec := range ev.Records {
+		if rec.EventName != string(events.DynamoDBOperationTypeInsert) {
+			continue
+		}
+		sk := rec.Change.Keys[store.AttrSK]
+		if sk.DataType() != events.DataTypeString {
+			continue
+		}
+		image := map[string]string{}
+		for name, v := range rec.Change.NewImage {
+			if v.DataType() == events.DataTypeString {
+				image[name] = v.String()
+			}
+		}
+		if k, ok := store.CommandQueue(sk.String(), image); ok && !seen[k.String()] {
+			seen[k.String()] = true
+			ks = append(ks, k)
+		}
+	}
+	var failed error
+	for _, k := range ks {
+		if err := d.Fold(ctx, k); err != nil {
+			failed = errors.Join(failed, err)
+		}
+	}
+	return failed
+}
