@@ -1,12 +1,19 @@
 package queueapi_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"flag"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -183,4 +190,111 @@ func commandInsert(sk string) events.DynamoDBEvent {
 			},
 		},
 	}}}
+}
+
+var writersFor = flag.Duration("writers.for", 60*time.Second, "how long BenchmarkOneQueueFiftyWriters runs its clients")
+
+// BenchmarkOneQueueFiftyWriters: 50 clients submit and cancel their own
+// PR on one queue over HTTP for -writers.for, folded in the background as
+// on the local server, while one more client reads the queue (getQueue) in
+// the same run. It reports the median and p99 of each call and the p99
+// ratio of submit to getQueue (the goal: within 3), and fails on any
+// answer but 200, or a PR not in the state of its last acknowledged
+// command once the folds are done.
+//
+//	go test -run '^$' -bench OneQueueFiftyWriters -benchtime 1x ./shared/queueapi/
+func BenchmarkOneQueueFiftyWriters(b *testing.B) {
+	for range b.N {
+		e := newEnv(b, nil)
+		folds := &driver.Background{Driver: e.App.MergeQueue.Driver, Ctx: context.Background()}
+		e.App.MergeQueue.Driver.AfterRecord = folds.Notify
+		srv := httptest.NewServer(e.Mux)
+		e.ok("createQueue", q(map[string]any{"concurrency": 50}), nil)
+		var prs []int
+		for i := range 50 {
+			prs = append(prs, e.openPR(fmt.Sprintf("w%02d", i)))
+		}
+		post := func(path string, body any) (int, time.Duration) {
+			raw, _ := json.Marshal(body)
+			req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/"+path, bytes.NewReader(raw))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("x-api-token", e.Tokens["acme"])
+			start := time.Now()
+			resp, err := srv.Client().Do(req)
+			took := time.Since(start)
+			if err != nil {
+				return 0, took
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			return resp.StatusCode, took
+		}
+		var (
+			mu    sync.Mutex
+			took  = map[string][]time.Duration{}
+			other []string
+		)
+		note := func(path string, code int, d time.Duration) {
+			mu.Lock()
+			defer mu.Unlock()
+			took[path] = append(took[path], d)
+			if code != http.StatusOK {
+				other = append(other, fmt.Sprintf("%s %d", path, code))
+			}
+		}
+		last := make([]string, len(prs))
+		stop := time.Now().Add(*writersFor)
+		var wg sync.WaitGroup
+		b.ResetTimer()
+		for i, n := range prs {
+			wg.Go(func() {
+				for r := 0; time.Now().Before(stop); r++ {
+					path := "submitPullRequest"
+					if r%2 == 1 {
+						path = "cancelPullRequest"
+					}
+					code, d := post(path, prq(n, nil))
+					note(path, code, d)
+					if code == http.StatusOK {
+						last[i] = path
+					}
+				}
+			})
+		}
+		wg.Go(func() {
+			for time.Now().Before(stop) {
+				code, d := post("getQueue", q(nil))
+				note("getQueue", code, d)
+			}
+		})
+		wg.Wait()
+		b.StopTimer()
+		folds.Wait()
+		srv.Close()
+
+		if len(other) > 0 {
+			b.Errorf("%d answers not 200, e.g. %v", len(other), other[:min(5, len(other))])
+		}
+		for i, n := range prs {
+			cancelled := e.pr(n).State == "CANCELLED"
+			if cancelled != (last[i] == "cancelPullRequest") {
+				b.Errorf("PR %d is %s after its last acknowledged %s", n, e.pr(n).State, last[i])
+			}
+		}
+		pct := func(path string, p float64) time.Duration {
+			ds := slices.Clone(took[path])
+			slices.Sort(ds)
+			if len(ds) == 0 {
+				return 0
+			}
+			return ds[min(len(ds)-1, int(p*float64(len(ds))))]
+		}
+		for _, path := range []string{"submitPullRequest", "cancelPullRequest", "getQueue"} {
+			short := strings.TrimSuffix(path, "PullRequest")
+			b.ReportMetric(float64(len(took[path])), short+"_calls")
+			b.ReportMetric(float64(pct(path, 0.5).Microseconds())/1000, short+"_p50_ms")
+			b.ReportMetric(float64(pct(path, 0.99).Microseconds())/1000, short+"_p99_ms")
+		}
+		b.ReportMetric(float64(pct("submitPullRequest", 0.99))/float64(pct("getQueue", 0.99)), "submit/getQueue_p99")
+	}
 }
