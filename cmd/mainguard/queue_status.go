@@ -95,6 +95,10 @@ func (q *queue) printPR(p painter, pr queueapi.SubmittedPRView, v queueapi.Queue
 	}
 }
 
+// listPage is how many pull requests queue list asks for at a time: the
+// API's most (tests ask for fewer, to read several pages).
+var listPage = 100
+
 // queueList is `mainguard queue list`: every pull request submitted to the
 // queue, by number, read page after page from listPullRequests; --json
 // prints them as one answer of listPullRequests.
@@ -106,8 +110,8 @@ func queueList(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var all queueapi.ListPullRequestsResponse
-	req := map[string]any{"take": 100}
+	all := queueapi.ListPullRequestsResponse{PullRequests: []queueapi.SubmittedPRView{}}
+	req := map[string]any{"take": listPage}
 	if *state != "" {
 		req["state"] = *state
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
 	"net/http/httptest"
 	"os"
@@ -118,6 +119,7 @@ func (c *queueCLI) tick() {
 // (goldens), pause, resume, drain, settings, cancel and restart, and the
 // API's refusals as exit code 1 with its sentence.
 func TestQueueCLI(t *testing.T) {
+	listPage = 2 // list reads three pages; set before the parallel tests run
 	t.Parallel()
 	c := newQueueCLI(t)
 	c.refused(c.dir, c.env, 1, "/getQueue: 404 no queue for branch main of github.com/acme/shop", "status")
@@ -125,6 +127,9 @@ func TestQueueCLI(t *testing.T) {
 		t.Fatalf("createQueue: %d %s", code, body)
 	}
 	c.golden("status-empty.txt", c.ok("status"))
+	if out := c.ok("list", "--json"); out != "{\n  \"pullRequests\": []\n}\n" {
+		t.Errorf("list --json of an empty queue: %q", out)
+	}
 
 	c.openPR("one", "ada")
 	c.openPR("two", "bob")
@@ -314,7 +319,7 @@ func TestQueueColour(t *testing.T) {
 	}
 	defer tty.Close()
 	for _, c := range []struct {
-		stdout any
+		stdout io.Writer
 		vars   map[string]string
 		want   painter
 	}{
@@ -323,7 +328,7 @@ func TestQueueColour(t *testing.T) {
 		{tty, map[string]string{"TERM": "dumb"}, false},
 		{&bytes.Buffer{}, nil, false},
 	} {
-		e := &env{stdout: c.stdout.(interface{ Write([]byte) (int, error) }), getenv: getenvOf(c.vars)}
+		e := &env{stdout: c.stdout, getenv: getenvOf(c.vars)}
 		if got := colorOn(e); got != c.want {
 			t.Errorf("colorOn(%T, %v) = %v, want %v", c.stdout, c.vars, got, c.want)
 		}
