@@ -20,6 +20,9 @@ type env struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	now            func() time.Time
+	// dir is where git runs to find the checkout's repository; "" is the
+	// process's working folder.
+	dir string
 }
 
 // usageError is a mistake in the command line: exit code 2.

@@ -1,7 +1,8 @@
 // Command mainguard is the service's one program for people: the local
 // server (`serve`), the administration commands that work straight on the
-// table, the uploader (`upload`) and a webhook receiver for trying things
-// out (`webhook listen`). Each subcommand is one function in a file of its
+// table, the uploader (`upload`) and the merge queue's commands (`queue`),
+// which call the API, and a webhook receiver for trying things out
+// (`webhook listen`). Each subcommand is one function in a file of its
 // own, with its own flags.
 package main
 
@@ -43,6 +44,16 @@ func init() {
 		{"webhook replay", "", "send an event again to its endpoints", webhookReplay},
 		{"webhook listen", "", "receive webhooks on a local address, verify their signatures and print them", webhookListen},
 		{"sim", "", "simulate the merge queue: the real engine on a simulated GitHub and CI, its throughput beside the model's", simulate},
+		{"queue status", "[PR]", "show a merge queue and its pull requests in order, or one pull request's state and position", queueStatus},
+		{"queue list", "", "list the pull requests ever submitted to a merge queue, by number", queueList},
+		{"queue submit", "PR", "submit a pull request to a merge queue (again: change its priority)", queueSubmit},
+		{"queue cancel", "PR", "take a pull request out of its merge queue", queueCancel},
+		{"queue restart", "PR", "restart the tests of a pull request in place", queueRestart},
+		{"queue pause", "", "pause a merge queue: no test starts and nothing merges; submissions are kept", queuePause},
+		{"queue resume", "", "set a merge queue running again", queueResume},
+		{"queue drain", "", "drain a merge queue: what is testing finishes and merges, nothing new starts", queueDrain},
+		{"queue config get", "", "show a merge queue's settings", queueConfigGet},
+		{"queue config set", "KEY=VALUE...", "change a merge queue's settings: each KEY is a field of updateQueue, as `queue config get` lists them", queueConfigSet},
 		{"version", "", "print the program's version", version},
 	}
 }
@@ -58,7 +69,13 @@ func main() {
 // answers 0 when the command did its work (or printed help), 1 when it
 // failed, 2 for a mistake in the command line.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
-	e := &env{ctx: ctx, stdout: stdout, stderr: stderr, getenv: getenv, now: time.Now}
+	return runEnv(&env{ctx: ctx, stdout: stdout, stderr: stderr, getenv: getenv, now: time.Now}, args)
+}
+
+// runEnv is run in the world e, which tests may give a clock and a working
+// folder of their own.
+func runEnv(e *env, args []string) int {
+	stdout, stderr := e.stdout, e.stderr
 	if len(args) == 0 {
 		usage(stderr)
 		return 2
@@ -67,7 +84,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	case "help", "-h", "--help":
 		if len(args) > 1 {
 			// `mainguard help repo set` is `mainguard repo set --help`.
-			return run(ctx, append(args[1:], "--help"), stdout, stderr, getenv)
+			return runEnv(e, append(args[1:], "--help"))
 		}
 		usage(stdout)
 		return 0
@@ -91,8 +108,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	}
 }
 
-// find picks the command args name: one word, or two for a group
-// (`token create`); a group alone, or with --help, lists its commands.
+// find picks the command args name: one word, or more for a group
+// (`token create`, `queue config set`); a group alone, or with --help,
+// lists its commands.
 func find(args []string) (command, []string, error) {
 	for _, c := range commands {
 		words := strings.Fields(c.name)
@@ -100,11 +118,21 @@ func find(args []string) (command, []string, error) {
 			return c, args[len(words):], nil
 		}
 	}
+	// The group is the longest run of leading words that begins commands.
 	var group []command
-	for _, c := range commands {
-		if strings.HasPrefix(c.name, args[0]+" ") {
-			group = append(group, c)
+	name, n := "", 0
+	for n < len(args) {
+		var in []command
+		for _, c := range commands {
+			if strings.HasPrefix(c.name, strings.Join(args[:n+1], " ")+" ") {
+				in = append(in, c)
+			}
 		}
+		if len(in) == 0 {
+			break
+		}
+		group, n = in, n+1
+		name = strings.Join(args[:n], " ")
 	}
 	if len(group) == 0 {
 		return command{}, nil, usageError(fmt.Sprintf("unknown command %q; `mainguard help` lists them", args[0]))
@@ -116,20 +144,20 @@ func find(args []string) (command, []string, error) {
 		}
 		_ = tw.Flush()
 	}
-	help := command{name: args[0], run: func(e *env, rest []string) error {
+	help := command{name: name, run: func(e *env, rest []string) error {
 		if len(rest) > 0 && (rest[0] == "-h" || rest[0] == "--help") {
-			fmt.Fprintf(e.stdout, "usage: mainguard %s <command> [flags]\n\ncommands:\n", args[0])
+			fmt.Fprintf(e.stdout, "usage: mainguard %s <command> [flags]\n\ncommands:\n", name)
 			list(e.stdout)
 			return errHelp
 		}
 		var b strings.Builder
 		list(&b)
 		if len(rest) == 0 {
-			return usageError(fmt.Sprintf("%s needs a command:\n%s", args[0], strings.TrimRight(b.String(), "\n")))
+			return usageError(fmt.Sprintf("%s needs a command:\n%s", name, strings.TrimRight(b.String(), "\n")))
 		}
-		return usageError(fmt.Sprintf("unknown command \"%s %s\"; the %s commands are:\n%s", args[0], rest[0], args[0], strings.TrimRight(b.String(), "\n")))
+		return usageError(fmt.Sprintf("unknown command \"%s %s\"; the %s commands are:\n%s", name, rest[0], name, strings.TrimRight(b.String(), "\n")))
 	}}
-	return help, args[1:], nil
+	return help, args[n:], nil
 }
 
 // usage lists every command.
@@ -146,7 +174,11 @@ Every command prints its flags with --help (or: mainguard help COMMAND).
 The administration commands work on the local server's table (found through
 .data/dynamodb-endpoint, which `+"`make run`"+` writes), on DYNAMODB_ENDPOINT when
 it is set, or on the table TABLE_NAME (default mainguard) in AWS with --aws
-or AWS_PROFILE set; they say on stderr which one.
+or AWS_PROFILE set; they say on stderr which one. upload and the queue
+commands call the API instead: MAINGUARD_URL (default the local server) with
+MAINGUARD_TOKEN; the queue commands find the repository and its default
+branch in the git checkout they run in (its origin remote), unless given
+--repo and --branch.
 `)
 }
 

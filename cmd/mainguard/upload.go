@@ -28,7 +28,7 @@ const clientVersion = "mainguard-upload 1"
 // status and its page, read back with get-test-details.
 func upload(e *env, args []string) error {
 	f := newFlags(cmdOf("upload"))
-	token := f.String("token", e.getenv("MAINGUARD_TOKEN"), "API token (default $MAINGUARD_TOKEN)")
+	client := apiFlags(f, e)
 	org := f.orgFlag(e)
 	repoArg := f.String("repo", "", "the repository tested, HOST/OWNER/NAME")
 	sha := f.String("sha", "", "the commit tested")
@@ -36,8 +36,7 @@ func upload(e *env, args []string) error {
 	pr := f.Int("pr", 0, "the pull request number, if the run is for one")
 	variant := f.String("variant", "", "the variant, e.g. an OS, when the same tests run in several")
 	codeownersPath := f.String("codeowners", "", "a CODEOWNERS file to send, for the tests' owners")
-	base := f.String("url", or(e.getenv("MAINGUARD_URL"), "http://127.0.0.1:8080/v1"), "the API's base address, ending in /v1 (default $MAINGUARD_URL or the local server)")
-	f.require("token", "repo", "sha", "branch")
+	f.require("repo", "sha", "branch")
 	files, err := f.parse(e, args, -1)
 	if err != nil {
 		return err
@@ -76,7 +75,7 @@ func upload(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	c := &apiClient{base: strings.TrimRight(*base, "/"), token: *token, http: &http.Client{Timeout: 2 * time.Minute}}
+	c := client()
 	repoJSON := map[string]string{"host": ref.Host, "owner": ref.Owner, "name": ref.Name}
 
 	var created struct {
@@ -187,6 +186,21 @@ type apiClient struct {
 	http        *http.Client
 }
 
+// apiFlags are --url and --token, for the commands that call the API;
+// the token is required. The client is ready once the flags are parsed.
+func apiFlags(f *flags, e *env) func() *apiClient {
+	token := f.String("token", e.getenv("MAINGUARD_TOKEN"), "API token (default $MAINGUARD_TOKEN)")
+	base := f.String("url", or(e.getenv("MAINGUARD_URL"), "http://127.0.0.1:8080"), "the service's address; /v1 is added when missing (default $MAINGUARD_URL or the local server)")
+	f.require("token")
+	return func() *apiClient {
+		b := strings.TrimRight(*base, "/")
+		if !strings.HasSuffix(b, "/v1") {
+			b += "/v1"
+		}
+		return &apiClient{base: b, token: *token, http: &http.Client{Timeout: 2 * time.Minute}}
+	}
+}
+
 // do sends req; when nothing answers, it says how to start the server.
 func (c *apiClient) do(req *http.Request) (*http.Response, error) {
 	resp, err := c.http.Do(req)
@@ -197,26 +211,36 @@ func (c *apiClient) do(req *http.Request) (*http.Response, error) {
 }
 
 func (c *apiClient) post(ctx context.Context, path string, body, out any) error {
-	b, err := json.Marshal(body)
+	data, err := c.postRaw(ctx, path, body)
 	if err != nil {
 		return err
 	}
+	return json.Unmarshal(data, out)
+}
+
+// postRaw sends body as JSON and returns the answer as it came. A refusal
+// is an error holding the API's one sentence on one line.
+func (c *apiClient) postRaw(ctx context.Context, path string, body any) ([]byte, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-api-token", c.token)
 	resp, err := c.do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %d %s", path, resp.StatusCode, strings.TrimSpace(string(data)))
+		return nil, fmt.Errorf("%s: %d %s", path, resp.StatusCode, strings.Join(strings.Fields(string(data)), " "))
 	}
-	return json.Unmarshal(data, out)
+	return data, nil
 }
 
 func (c *apiClient) put(ctx context.Context, url string, body []byte) error {
