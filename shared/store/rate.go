@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"errors"
-	"math"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -26,8 +25,8 @@ import (
 // now, and at most (Burst − k)/Rate after now, so that k tokens are in it)
 // gets k/Rate ADDed. The caller passes the full_at it saw last, to pick
 // the one likely to hold; a refused write returns the item as it is
-// (ALL_OLD), from which the other write, or the answer "no token free",
-// follows.
+// (ALL_OLD), from which the other write, or the answer "not enough
+// tokens", follows.
 //
 // The item is under 100 bytes: every write, and every refused one, is one
 // write request unit. Its ttl is when the bucket is full again at the
@@ -40,43 +39,40 @@ type Bucket struct {
 	Burst int
 }
 
-// Lease is what TakeTokens took.
+// Lease is the answer of TakeTokens.
 type Lease struct {
-	Took int // tokens taken: from 1 to the n asked, or 0 when none is free
-	// Wait is, when no token was taken, how long until n tokens are free
-	// (unless other copies take them first).
+	Taken bool // the tokens asked for were taken
+	// Wait is, when they were not, how long until they are free (unless
+	// other copies take them first).
 	Wait time.Duration
 	// FullAt is when the bucket is full again, as seen: pass it to the
 	// next TakeTokens.
 	FullAt time.Time
 }
 
-// TakeTokens takes up to n tokens (n ≤ b.Burst) from org's shared bucket,
-// all of them when there are, else as many as are free. fullAt is the
-// FullAt of the last lease (zero when none). At most two conditional
-// writes: when the bucket changed since fullAt in a way that refuses the
-// first, the second is made with what the first returned; when that is
-// refused too (other copies are taking tokens at the same moment), no
-// token is taken and Wait is n tokens' time.
+// TakeTokens takes n tokens (n ≤ b.Burst) from org's shared bucket, or
+// none when fewer are free: leases are whole blocks, so that a copy at the
+// limit does not write for every token that trickles in. fullAt is the
+// FullAt of the last lease (zero when none). It writes at most twice:
+// when the bucket changed since fullAt so that the first write is
+// refused, the second is made with what the first returned; when that is
+// refused too (other copies are taking tokens at the same moment), Wait
+// is n tokens' time. When fullAt says fewer than n tokens are free, it
+// answers so without a write.
 func (s *Store) TakeTokens(ctx context.Context, org string, b Bucket, n int, fullAt time.Time) (Lease, error) {
 	now := s.now()
 	perToken := max(time.Duration(float64(time.Second)/b.Rate), 1)
 	for try := 0; ; try++ {
 		full := !fullAt.After(now)
-		k := n
-		if !full {
-			// Whole tokens free: Burst less the tokens owed, rounded up.
-			owed := fullAt.Sub(now)
-			free := b.Burst - int(math.Ceil(float64(owed)/float64(perToken)))
-			if free < 1 {
-				return Lease{Wait: owed - time.Duration(b.Burst-n)*perToken, FullAt: fullAt}, nil
-			}
-			k = min(n, free)
+		// n tokens are in the bucket while it is full again no later
+		// than (Burst − n) tokens' time after now.
+		if wait := fullAt.Sub(now) - time.Duration(b.Burst-n)*perToken; !full && wait > 0 {
+			return Lease{Wait: wait, FullAt: fullAt}, nil
 		}
 		if try == 2 {
 			return Lease{Wait: time.Duration(n) * perToken, FullAt: fullAt}, nil
 		}
-		out, err := s.updateItem(ctx, takeTokens(org, b, perToken, now, k, full))
+		out, err := s.updateItem(ctx, takeTokens(org, b, perToken, now, n, full))
 		var refused *types.ConditionalCheckFailedException
 		if errors.As(err, &refused) {
 			fullAt = nanosAttr(refused.Item["full_at"]) // zero when there is no item
@@ -85,17 +81,17 @@ func (s *Store) TakeTokens(ctx context.Context, org string, b Bucket, n int, ful
 		if err != nil {
 			return Lease{}, err
 		}
-		return Lease{Took: k, FullAt: nanosAttr(out["full_at"])}, nil
+		return Lease{Taken: true, FullAt: nanosAttr(out["full_at"])}, nil
 	}
 }
 
-// takeTokens is the write that takes k tokens at now from a full bucket
+// takeTokens is the write that takes n tokens at now from a full bucket
 // (full) or a partly spent one.
-func takeTokens(org string, b Bucket, perToken time.Duration, now time.Time, k int, full bool) *dynamodb.UpdateItemInput {
+func takeTokens(org string, b Bucket, perToken time.Duration, now time.Time, n int, full bool) *dynamodb.UpdateItemInput {
 	in := &dynamodb.UpdateItemInput{
 		Key:                      key(orgPK(org), skRate),
 		ConditionExpression:      aws.String("full_at > :now AND full_at <= :last"),
-		UpdateExpression:         aws.String("SET full_at = full_at + :k, #ttl = :ttl"),
+		UpdateExpression:         aws.String("SET full_at = full_at + :n, #ttl = :ttl"),
 		ExpressionAttributeNames: map[string]string{"#ttl": AttrTTL},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":now": num64(now.UnixNano()),
@@ -107,12 +103,10 @@ func takeTokens(org string, b Bucket, perToken time.Duration, now time.Time, k i
 	if full {
 		in.ConditionExpression = aws.String("attribute_not_exists(full_at) OR full_at <= :now")
 		in.UpdateExpression = aws.String("SET full_at = :to, #ttl = :ttl")
-		in.ExpressionAttributeValues[":to"] = num64(now.Add(time.Duration(k) * perToken).UnixNano())
+		in.ExpressionAttributeValues[":to"] = num64(now.Add(time.Duration(n) * perToken).UnixNano())
 	} else {
-		// k tokens are in the bucket while it is full again no later than
-		// (Burst − k) tokens' time after now.
-		in.ExpressionAttributeValues[":last"] = num64(now.Add(time.Duration(b.Burst-k) * perToken).UnixNano())
-		in.ExpressionAttributeValues[":k"] = num64(int64(time.Duration(k) * perToken))
+		in.ExpressionAttributeValues[":last"] = num64(now.Add(time.Duration(b.Burst-n) * perToken).UnixNano())
+		in.ExpressionAttributeValues[":n"] = num64(int64(time.Duration(n) * perToken))
 	}
 	return in
 }

@@ -15,10 +15,10 @@ import (
 )
 
 // TestTakeTokensIsATokenBucket: the shared bucket gives its burst in
-// blocks, refuses with the wait until a block is back, refills at its
-// rate, gives what is left when less than a block is, and is full again
-// after a pause; each lease is one write when the hint is right, two when
-// another copy moved the bucket since.
+// blocks, refuses (without a write) with the wait until a block is back,
+// refills at its rate, and is full again after a pause; each lease is one
+// write when the copy's hint is right, two when another copy moved the
+// bucket since.
 func TestTakeTokensIsATokenBucket(t *testing.T) {
 	t.Parallel()
 	clock := testkit.NewClock(t0)
@@ -40,38 +40,41 @@ func TestTakeTokensIsATokenBucket(t *testing.T) {
 		return l
 	}
 	for i := range 10 {
-		if l := take(20, 1); l.Took != 20 {
-			t.Fatalf("block %d: took %d, want 20", i, l.Took)
+		if l := take(20, 1); !l.Taken {
+			t.Fatalf("block %d of the burst refused", i)
 		}
 	}
-	if l := take(20, 1); l.Took != 10 {
-		t.Fatalf("the burst's last 10: took %d", l.Took)
+	// 10 tokens left, less than a block: refused without a write, until
+	// 10 more are in (100 ms).
+	if l := take(20, 0); l.Taken || l.Wait != 100*time.Millisecond {
+		t.Fatalf("10 tokens left: %+v, want refused for 100ms", l)
 	}
-	// Empty: refused without a write, until 20 tokens' time (200 ms).
-	if l := take(20, 0); l.Took != 0 || l.Wait != 200*time.Millisecond {
-		t.Fatalf("empty bucket: %+v, want 0 tokens and a 200ms wait", l)
-	}
-	clock.Advance(150 * time.Millisecond)
-	if l := take(20, 1); l.Took != 15 {
-		t.Fatalf("150 ms later: took %d, want the 15 refilled", l.Took)
+	clock.Advance(100 * time.Millisecond)
+	if l := take(20, 1); !l.Taken {
+		t.Fatal("100 ms later: refused")
 	}
 	// Another copy, whose hint says the bucket is full, learns otherwise
 	// from its refused write and takes from the bucket as it is.
-	clock.Advance(100 * time.Millisecond)
-	if l, err := s.TakeTokens(context.Background(), "acme", b, 20, time.Time{}); err != nil || l.Took != 10 {
-		t.Fatalf("a copy with no hint: %+v %v, want 10 tokens", l, err)
+	clock.Advance(200 * time.Millisecond)
+	ctx, usage := store.WithUsage(context.Background())
+	if l, err := s.TakeTokens(ctx, "acme", b, 20, time.Time{}); err != nil || !l.Taken {
+		t.Fatalf("a copy with no hint: %+v %v", l, err)
 	}
-	// This copy's hint is now stale the other way: the bucket holds no token.
-	if l := take(20, 1); l.Took != 0 || l.Wait != 200*time.Millisecond {
-		t.Fatalf("after the other copy: %+v", l)
+	if calls, _ := usage.Snapshot(); calls != 2 {
+		t.Errorf("a copy with no hint: %d writes, want 2", calls)
+	}
+	// This copy's hint is now stale the other way: it says 20 tokens are
+	// free, the refused write says none are.
+	if l := take(20, 1); l.Taken || l.Wait != 200*time.Millisecond {
+		t.Fatalf("after the other copy: %+v, want refused for 200ms", l)
 	}
 	// After a pause the bucket is full again: the first write assumes so.
 	clock.Advance(time.Minute)
-	if l := take(20, 1); l.Took != 20 {
-		t.Fatalf("after a pause: took %d", l.Took)
+	if l := take(20, 1); !l.Taken {
+		t.Fatal("after a pause: refused")
 	}
 	// Another organization has its own bucket.
-	if l, err := s.TakeTokens(context.Background(), "other", b, 20, time.Time{}); err != nil || l.Took != 20 {
+	if l, err := s.TakeTokens(context.Background(), "other", b, 20, time.Time{}); err != nil || !l.Taken {
 		t.Fatalf("another organization: %+v %v", l, err)
 	}
 
