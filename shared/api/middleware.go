@@ -48,7 +48,7 @@ type Authenticator interface {
 // Server wraps endpoints in the middleware every request passes.
 type Server struct {
 	Auth    Authenticator
-	Limiter *RateLimiter // nil: no rate limit
+	Limiter *OrgLimiter // nil: no rate limit
 	// AuthFailures limits failed authentications per client address (nil:
 	// no limit): a client guessing tokens gets 429 after a burst.
 	AuthFailures *RateLimiter
@@ -131,7 +131,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) erro
 	}
 	infoOf(r.Context()).org = org
 	if s.Limiter != nil {
-		if ok, wait := s.Limiter.Allow(org); !ok {
+		if ok, wait := s.Limiter.Allow(r.Context(), org); !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 			return errs.E(errs.RateLimited, "rate limit exceeded for organization %q; retry after %s", org, wait.Round(time.Millisecond))
 		}

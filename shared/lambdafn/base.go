@@ -83,7 +83,7 @@ func NewBase(cfg config.Config, opt Options) (*Base, error) {
 		Now:  b.Now,
 	}
 	if cfg.RateLimit > 0 {
-		b.Server.Limiter = &api.RateLimiter{Rate: cfg.RateLimit, Burst: cfg.RateBurst, Now: b.Now}
+		b.Server.Limiter = &api.OrgLimiter{Store: b.Store, Rate: cfg.RateLimit, Burst: cfg.RateBurst, Now: b.Now, Log: b.Log}
 		// Failed authentications: a burst of 30 per client address, then
 		// one a second, so guessing tokens costs the guesser, not the table.
 		b.Server.AuthFailures = &api.RateLimiter{Rate: 1, Burst: 30, Now: b.Now}

@@ -51,6 +51,8 @@
 //	| outbox event                    | PutItem in a tx       | PK=ORG#{slug}#EVENT#{id}, SK=EVENT, ttl 30 days       |
 //	| pending events of an org        | Query GSI1            | GSI1PK=ORG#{slug}#OUTBOX, GSI1SK={time}#{id}          |
 //	| health check                    | GetItem               | PK=HEALTH, SK=HEALTH                                  |
+//	| take a block of an org's rate   | UpdateItem            | PK=ORG#{slug}, SK=RATE: full_at, conditional on the   |
+//	| limit tokens (rate.go)          |                       | tokens being in the bucket, ttl when full again       |
 //
 // What each call costs, by AWS's billing rules, package billing computes
 // (BenchmarkCost in package healthsvc measures it per test per upload).
