@@ -4,8 +4,10 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/mainguard/mainguard/shared/config"
@@ -80,6 +82,25 @@ func TestEveryFunctionServesItsRoute(t *testing.T) {
 		}
 		if _, err := b.Serve(name, h); err != nil {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+// TestNoProgramLinksTheS3ChecksumLogger: under load the service once
+// logged one SDK warning per bundle fetched ("Response has no supported
+// checksum"): the S3 client's output-checksum middleware says so for each
+// GetObject answer of an S3-compatible server without checksum headers.
+// Bundles now go through signed addresses over net/http, so no function
+// and not the local server link that middleware; this keeps it so.
+func TestNoProgramLinksTheS3ChecksumLogger(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-deps", "../../functions/...", "../../cmd/mainguard").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "github.com/aws/aws-sdk-go-v2/service/internal/checksum" || pkg == "github.com/aws/aws-sdk-go-v2/service/s3" {
+			t.Errorf("a program links %s", pkg)
 		}
 	}
 }
