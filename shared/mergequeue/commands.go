@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/repository"
@@ -263,7 +265,7 @@ type QueuePatch struct {
 	BatchingMaxWaitTimeMinutes  *int
 	BatchingMinSize             *int
 	BisectionConcurrency        *int
-	RequiredStatuses            []string // nil or empty: ignored
+	RequiredStatuses            []string // nil: left alone; empty: none required
 	DeleteRequiredStatuses      bool     // back to branch protection
 	MergeMethod                 *string
 	DirectMergeMode             *string
@@ -272,6 +274,10 @@ type QueuePatch struct {
 	CommentsEnabled             *bool
 	CommandsEnabled             *bool
 	StatusCheckEnabled          *bool
+	EnqueueingLabel             *string
+	LabelCommandsEnabled        *bool
+	StateLabelsEnabled          *bool
+	ExtensionEnabled            *bool
 	FlakyRetries                *int
 	FlakyRetryPolicy            *string
 	FlakyEvidenceWaitSeconds    *int
@@ -382,6 +388,12 @@ func UpdateQueue(s Snapshot, p QueuePatch, now time.Time) (Snapshot, Output, err
 		// Refused rather than stored: nothing would open those PRs yet.
 		return s, Output{}, errs.E(errs.Invalid, "createPrsForTestingBranches is not supported yet: test branches are pushed, no pull request is opened for them")
 	}
+	if v := p.EnqueueingLabel; v != nil {
+		if l := utf8.RuneCountInString(*v); strings.TrimSpace(*v) == "" || l > MaxLabelLength || strings.ContainsFunc(*v, unicode.IsControl) {
+			return s, Output{}, errs.E(errs.Invalid, "enqueueingLabel must be a GitHub label name: 1 to %d characters, no control characters", MaxLabelLength)
+		}
+		q.EnqueueingLabel = *v
+	}
 	if slices.Contains(p.RequiredStatuses, "") {
 		return s, Output{}, errs.E(errs.Invalid, "requiredStatuses must not hold empty strings")
 	}
@@ -407,13 +419,18 @@ func UpdateQueue(s Snapshot, p QueuePatch, now time.Time) (Snapshot, Output, err
 	setBool(&q.CommentsEnabled, p.CommentsEnabled)
 	setBool(&q.CommandsEnabled, p.CommandsEnabled)
 	setBool(&q.StatusCheckEnabled, p.StatusCheckEnabled)
+	setBool(&q.LabelCommandsEnabled, p.LabelCommandsEnabled)
+	setBool(&q.StateLabelsEnabled, p.StateLabelsEnabled)
+	setBool(&q.ExtensionEnabled, p.ExtensionEnabled)
 	setInt(&q.FlakyRetries, p.FlakyRetries)
 	setInt(&q.FlakyEvidenceWaitSeconds, p.FlakyEvidenceWaitSeconds)
 	if p.DeleteRequiredStatuses {
 		q.RequiredStatuses = nil
 	}
-	if len(p.RequiredStatuses) > 0 {
-		q.RequiredStatuses = slices.Clone(p.RequiredStatuses)
+	if p.RequiredStatuses != nil {
+		// An empty list is kept, not dropped: it requires no status (the
+		// commercial Terraform provider's [] means so).
+		q.RequiredStatuses = append([]string{}, p.RequiredStatuses...)
 	}
 	switch {
 	case p.Mode == nil:

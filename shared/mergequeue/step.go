@@ -783,10 +783,11 @@ func (m *machine) runsInProgress(bisection bool) int {
 	return n
 }
 
-// requiredStatuses are the queue's, else the branch protection's; known is
-// false while neither is set nor observed (the step waits).
+// requiredStatuses are the queue's (an empty list: none), else the branch
+// protection's; known is false while neither is set nor observed (the step
+// waits).
 func (m *machine) requiredStatuses() (contexts []string, source string, known bool) {
-	if len(m.s.Queue.RequiredStatuses) > 0 {
+	if m.s.Queue.RequiredStatuses != nil {
 		return m.s.Queue.RequiredStatuses, SourceMergeInstance, true
 	}
 	return m.s.ProtectionContexts, SourceBranchProtection, m.s.ProtectionKnown
@@ -1010,8 +1011,10 @@ func (m *machine) startBatch(batch, ahead []*Entry, required []string, source st
 		}
 		m.transition(e, Testing, ReasonTestRunStarted)
 	}
-	if len(required) == 0 {
+	if len(required) == 0 && source == SourceBranchProtection {
 		// Nothing could ever pass; no branch was built, so none to delete.
+		// (A queue's own empty list requires nothing: the run passes once
+		// its branch is built.)
 		r.Status, r.Reason, r.EndedAt = RunFailed, ReasonNoRequiredStatuses, m.now
 		for _, e := range batch {
 			m.transition(e, PendingFailure, ReasonNoRequiredStatuses)

@@ -65,8 +65,17 @@ func (q Queue) WithRetryDefaults() Queue {
 	if q.FlakyRetryPolicy == "" {
 		q.FlakyRetryPolicy, q.FlakyEvidenceWaitSeconds = RetryKnownFlaky, DefaultEvidenceWaitSeconds
 	}
+	if q.EnqueueingLabel == "" {
+		q.EnqueueingLabel = DefaultEnqueueingLabel
+	}
 	return q
 }
+
+// DefaultEnqueueingLabel is the enqueueing label of a queue that names none.
+const DefaultEnqueueingLabel = "mainguard-merge"
+
+// MaxLabelLength is GitHub's limit on a label's name.
+const MaxLabelLength = 50
 
 // TestBranchPrefix starts the name of every test branch the queue builds
 // ("trunk-merge/pr-{N}/{run id}"): CI runs on these, and test health keeps
@@ -152,7 +161,7 @@ type Queue struct {
 	BatchingMaxWaitTimeMinutes  int
 	BatchingMinSize             int
 	BisectionConcurrency        int
-	RequiredStatuses            []string // nil: from branch protection
+	RequiredStatuses            []string // nil: from branch protection; empty: none required
 	MergeMethod                 MergeMethod
 	DirectMergeMode             DirectMergeMode
 	OptimizationMode            OptimizationMode
@@ -160,6 +169,16 @@ type Queue struct {
 	CommentsEnabled             bool
 	CommandsEnabled             bool
 	StatusCheckEnabled          bool
+	// The settings the commercial Terraform provider sends beside those of
+	// contract 3.3: the label whose adding submits a PR (EnqueueingLabel,
+	// DefaultEnqueueingLabel when empty) and removing cancels it, when
+	// LabelCommandsEnabled; a label naming the PR's state, when
+	// StateLabelsEnabled; ExtensionEnabled only tells a browser extension
+	// to show itself, and is stored and echoed.
+	EnqueueingLabel      string `json:",omitempty"`
+	LabelCommandsEnabled bool   `json:",omitempty"`
+	StateLabelsEnabled   bool   `json:",omitempty"`
+	ExtensionEnabled     bool   `json:",omitempty"`
 	// FlakyRetries is how many times a PR's failed run may be retried in
 	// one episode (0..3), FlakyRetryPolicy which failures qualify, and
 	// FlakyEvidenceWaitSeconds how long a failure waits for the test

@@ -40,9 +40,15 @@ type Handlers struct {
 	// WebhookSecret verifies GitHub's deliveries (GITHUB_WEBHOOK_SECRET);
 	// with none, every delivery is refused.
 	WebhookSecret []byte
+
+	cases orgCases
 }
 
-func (h *Handlers) enums() enums { return enums{lower: h.LowerEnums} }
+// enums is how answers to the caller's organization spell enum values:
+// its own choice (mainguard org set --enum-case), else the deployment's.
+func (h *Handlers) enums(ctx context.Context) enums {
+	return enums{lower: h.cases.lower(ctx, h.Store, api.Org(ctx), h.LowerEnums, h.Now())}
+}
 
 // Endpoints are the merge-queue endpoints and GitHub's webhook, by
 // function name (their routes are lambdafn.Routes).
@@ -161,10 +167,10 @@ func (h *Handlers) GetQueue() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		v := h.enums().queue(rec.Snapshot.Queue)
+		v := h.enums(r.Context()).queue(rec.Snapshot.Queue)
 		prs := []EnqueuedPRView{}
 		for _, e := range mergequeue.QueueOrder(rec.Snapshot) {
-			prs = append(prs, h.enums().enqueued(e))
+			prs = append(prs, h.enums(r.Context()).enqueued(e))
 		}
 		v.EnqueuedPullRequests = &prs
 		return v, nil
@@ -192,6 +198,10 @@ type updateRequest struct {
 	CommentsEnabled             *bool    `json:"commentsEnabled"`
 	CommandsEnabled             *bool    `json:"commandsEnabled"`
 	StatusCheckEnabled          *bool    `json:"statusCheckEnabled"`
+	EnqueueingLabel             *string  `json:"enqueueingLabel"`
+	LabelCommandsEnabled        *bool    `json:"labelCommandsEnabled"`
+	StateLabelsEnabled          *bool    `json:"stateLabelsEnabled"`
+	ExtensionEnabled            *bool    `json:"extensionEnabled"`
 	// The anti-flake retry settings (ours).
 	FlakyRetries             *int    `json:"flakyRetries"`
 	FlakyRetryPolicy         *string `json:"flakyRetryPolicy"`
@@ -214,6 +224,8 @@ func (h *Handlers) UpdateQueue() http.Handler {
 			DirectMergeMode: req.DirectMergeMode, OptimizationMode: req.OptimizationMode,
 			CreatePrsForTestingBranches: req.CreatePrsForTestingBranches, CommentsEnabled: req.CommentsEnabled,
 			CommandsEnabled: req.CommandsEnabled, StatusCheckEnabled: req.StatusCheckEnabled,
+			EnqueueingLabel: req.EnqueueingLabel, LabelCommandsEnabled: req.LabelCommandsEnabled,
+			StateLabelsEnabled: req.StateLabelsEnabled, ExtensionEnabled: req.ExtensionEnabled,
 			FlakyRetries: req.FlakyRetries, FlakyRetryPolicy: req.FlakyRetryPolicy, FlakyEvidenceWaitSeconds: req.FlakyEvidenceWaitSeconds,
 		}
 		rec, err := h.Driver.Apply(r.Context(), k, func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error) {
@@ -225,7 +237,7 @@ func (h *Handlers) UpdateQueue() http.Handler {
 		if rec, err = h.Driver.View(r.Context(), k); err != nil { // a mode switch may have ended at once
 			return nil, err
 		}
-		return h.enums().queue(rec.Snapshot.Queue), nil
+		return h.enums(r.Context()).queue(rec.Snapshot.Queue), nil
 	})
 }
 
@@ -342,7 +354,7 @@ func (h *Handlers) GetSubmittedPullRequest() http.Handler {
 				return nil, err
 			}
 		}
-		return h.enums().submitted(e, rec.Snapshot.Queue, has), nil
+		return h.enums(r.Context()).submitted(e, rec.Snapshot.Queue, has), nil
 	})
 }
 
@@ -466,7 +478,7 @@ func (h *Handlers) GetTestingDetails() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		v := h.enums().details(run)
+		v := h.enums(r.Context()).details(run)
 		rec, err := h.Store.GetQueue(ctx, run.Key)
 		if err != nil {
 			if errs.Is(err, errs.NotFound) {
@@ -572,7 +584,7 @@ func (h *Handlers) ListPullRequests() http.Handler {
 		}
 		out := ListPullRequestsResponse{PullRequests: []SubmittedPRView{}, NextCursor: page.Next}
 		for _, s := range page.Entries {
-			out.PullRequests = append(out.PullRequests, h.enums().submitted(s.Entry, rec.Snapshot.Queue, false))
+			out.PullRequests = append(out.PullRequests, h.enums(r.Context()).submitted(s.Entry, rec.Snapshot.Queue, false))
 		}
 		return out, nil
 	})

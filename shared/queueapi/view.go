@@ -47,6 +47,10 @@ type QueueView struct {
 	CommentsEnabled             bool     `json:"commentsEnabled"`
 	CommandsEnabled             bool     `json:"commandsEnabled"`
 	StatusCheckEnabled          bool     `json:"statusCheckEnabled"`
+	EnqueueingLabel             string   `json:"enqueueingLabel"`
+	LabelCommandsEnabled        bool     `json:"labelCommandsEnabled"`
+	StateLabelsEnabled          bool     `json:"stateLabelsEnabled"`
+	ExtensionEnabled            bool     `json:"extensionEnabled"`
 	// Ours: anti-flake retries.
 	FlakyRetries             int               `json:"flakyRetries"`
 	FlakyRetryPolicy         string            `json:"flakyRetryPolicy"`
@@ -65,6 +69,8 @@ func (e enums) queue(q mergequeue.Queue) QueueView {
 		MergeMethod: e.of(string(q.MergeMethod)), DirectMergeMode: e.of(string(q.DirectMergeMode)),
 		OptimizationMode: e.of(string(q.OptimizationMode)), CreatePrsForTestingBranches: q.CreatePrsForTestingBranches,
 		CommentsEnabled: q.CommentsEnabled, CommandsEnabled: q.CommandsEnabled, StatusCheckEnabled: q.StatusCheckEnabled,
+		EnqueueingLabel: q.EnqueueingLabel, LabelCommandsEnabled: q.LabelCommandsEnabled,
+		StateLabelsEnabled: q.StateLabelsEnabled, ExtensionEnabled: q.ExtensionEnabled,
 		FlakyRetries: q.FlakyRetries, FlakyRetryPolicy: e.of(string(q.FlakyRetryPolicy)), FlakyEvidenceWaitSeconds: q.FlakyEvidenceWaitSeconds,
 	}
 }

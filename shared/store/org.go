@@ -22,6 +22,10 @@ type Org struct {
 	Slug      string    `dynamodbav:"slug"`
 	Name      string    `dynamodbav:"name"`
 	CreatedAt time.Time `dynamodbav:"created_at"`
+	// EnumCase is how the merge-queue answers spell enum values for this
+	// organization ("lower" or "upper"); "" follows the deployment's
+	// ENUM_CASE.
+	EnumCase string `dynamodbav:"enum_case,omitempty"`
 }
 
 // Token is an API token's record. The token itself is never stored.
@@ -110,6 +114,26 @@ func (s *Store) GetOrg(ctx context.Context, slug string) (Org, error) {
 	var o Org
 	err := s.getInto(ctx, orgKey(slug), &o, "organization %q not found", slug)
 	return o, err
+}
+
+// SetOrgEnumCase sets how merge-queue answers spell enum values for org:
+// "lower", "upper", or "" for the deployment's default. NotFound when the
+// organization does not exist.
+func (s *Store) SetOrgEnumCase(ctx context.Context, slug, enumCase string) error {
+	in := &dynamodb.UpdateItemInput{
+		Key:                 orgKey(slug),
+		ConditionExpression: aws.String("attribute_exists(PK)"),
+		UpdateExpression:    aws.String("REMOVE enum_case"),
+	}
+	if enumCase != "" {
+		in.UpdateExpression = aws.String("SET enum_case = :c")
+		in.ExpressionAttributeValues = map[string]types.AttributeValue{":c": str(enumCase)}
+	}
+	_, err := s.updateItem(ctx, in)
+	if errs.Is(err, errs.Conflict) {
+		return errs.E(errs.NotFound, "organization %q not found", slug)
+	}
+	return err
 }
 
 // base62 is the alphabet of the token body: URL- and shell-safe.

@@ -302,7 +302,7 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 	} else {
 		d.noteGitHub(ctx, rec.Key, "read target head", err)
 	}
-	if len(s.Queue.RequiredStatuses) == 0 {
+	if s.Queue.RequiredStatuses == nil {
 		if ctxs, err := d.GitHub.RequiredStatuses(ctx, repo, s.Queue.Branch); err == nil {
 			obs.BranchProtection = &mergequeue.BranchProtection{Contexts: ctxs}
 		} else {
