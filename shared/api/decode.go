@@ -42,7 +42,7 @@ func Decode(r *http.Request, v any) error {
 		if _, err := dec.Token(); err != io.EOF {
 			return badRequest("request body must hold exactly one JSON object")
 		}
-		return checkFields(reflect.ValueOf(v), "", "")
+		return checkFields(reflect.ValueOf(v))
 	case errors.Is(err, io.EOF):
 		return badRequest("request body must be a JSON object")
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -72,54 +72,22 @@ func invalidUTF8At(b []byte) int {
 }
 
 // checkFields checks every string that v, a decoded request, holds
-// against its field's limit; field is its name in Limits, name the one an
-// error shows (with list indexes). It visits every field of the type, set
-// or not, so that a request field missing from the table fails every call
-// of its endpoint (a 500 its tests meet), not only those that set it.
-func checkFields(v reflect.Value, field, name string) error {
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			return checkFields(reflect.Zero(v.Type().Elem()), field, name)
+// against its field's limit. It visits every field of the type, set or
+// not, so that a request field missing from the table fails every call of
+// its endpoint (a 500 its tests meet), not only those that set it.
+func checkFields(v reflect.Value) error {
+	return walkFields(v, "", "", func(field, name string, v reflect.Value) error {
+		l, ok := limitByField[field]
+		if !ok {
+			return errs.E(errs.Internal, "api: no limit for request field %s", field)
 		}
-		return checkFields(v.Elem(), field, name)
-	case reflect.Struct:
-		t := v.Type()
-		for i := range t.NumField() {
-			f := t.Field(i)
-			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if !f.IsExported() || tag == "-" || f.Type == rawMessage {
-				continue // a raw field is read, and checked, by its handler
-			}
-			sub, subName := field, name
-			if !f.Anonymous || tag != "" {
-				if tag == "" {
-					tag = f.Name
-				}
-				sub, subName = join(field, tag), join(name, tag)
-			}
-			if err := checkFields(v.Field(i), sub, subName); err != nil {
-				return err
-			}
-		}
-		return nil
-	case reflect.String, reflect.Interface, reflect.Slice:
-	default:
-		return nil // numbers and booleans: their range is the handler's rule
-	}
-	l, ok := limitByField[field]
-	if !ok {
-		return errs.E(errs.Internal, "api: no limit for request field %s", field)
-	}
-	switch v.Kind() {
-	case reflect.String:
-		return l.Check(name, v.String())
-	case reflect.Interface: // a field of several types (priority)
-		if s, ok := v.Interface().(string); ok {
+		switch v.Kind() {
+		case reflect.String:
+			return l.Check(name, v.String())
+		case reflect.Interface: // a field of several types (priority)
+			s, _ := v.Interface().(string)
 			return l.Check(name, s)
 		}
-		return nil
-	case reflect.Slice:
 		if err := l.CheckItems(name, v.Len()); err != nil {
 			return err
 		}
@@ -129,18 +97,70 @@ func checkFields(v reflect.Value, field, name string) error {
 					return err
 				}
 			}
-			return nil
+		}
+		return nil
+	})
+}
+
+// walkFields calls leaf for every string, interface and list that v
+// holds, with its field's name in Limits ("testIdentifiers[].name") and
+// the name an error shows ("testIdentifiers[3].name"); a list of objects
+// is a leaf, then its objects are walked. A nil pointer or an empty list
+// is walked as a zero value, so every field of the type is met.
+func walkFields(v reflect.Value, field, name string, leaf func(field, name string, v reflect.Value) error) error {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if v.IsNil() {
+			return walkFields(reflect.Zero(v.Type().Elem()), field, name, leaf)
+		}
+		return walkFields(v.Elem(), field, name, leaf)
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if !f.IsExported() && !f.Anonymous || tag == "-" || f.Type == rawMessage {
+				continue // a raw field is read, and checked, by its handler
+			}
+			sub, subName := field, name
+			if !f.Anonymous || tag != "" {
+				if tag == "" {
+					tag = f.Name
+				}
+				sub, subName = join(field, tag), join(name, tag)
+			}
+			if err := walkFields(v.Field(i), sub, subName, leaf); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.String, reflect.Interface:
+		return leaf(field, name, v)
+	case reflect.Slice:
+		if err := leaf(field, name, v); err != nil || v.Type().Elem().Kind() == reflect.String {
+			return err
 		}
 		if v.Len() == 0 {
-			return checkFields(reflect.Zero(v.Type().Elem()), field+"[]", name+"[]")
+			return walkFields(reflect.Zero(v.Type().Elem()), field+"[]", name+"[]", leaf)
 		}
 		for i := range v.Len() {
-			if err := checkFields(v.Index(i), field+"[]", fmt.Sprintf("%s[%d]", name, i)); err != nil {
+			if err := walkFields(v.Index(i), field+"[]", fmt.Sprintf("%s[%d]", name, i), leaf); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
+	return nil // numbers and booleans: their range is the handler's rule
+}
+
+// RequestFields are the fields of Limits that a request of type Req
+// holds, for the tests that drive every field of every endpoint.
+func RequestFields[Req any]() []string {
+	var out []string
+	_ = walkFields(reflect.ValueOf(new(Req)), "", "", func(field, _ string, _ reflect.Value) error {
+		out = append(out, field)
+		return nil
+	})
+	return out
 }
 
 var rawMessage = reflect.TypeFor[json.RawMessage]()
@@ -217,6 +237,14 @@ func RequireUUID(v, field string) (string, error) {
 // Clip keeps text shown in a message or kept as a note short: at most 64
 // bytes, cut on a character boundary.
 func Clip(s string) string {
+	if c := cut(s); len(c) < len(s) {
+		return c + "…"
+	}
+	return s
+}
+
+// cut is s cut to at most 64 bytes without splitting a UTF-8 sequence.
+func cut(s string) string {
 	if len(s) <= 64 {
 		return s
 	}
@@ -224,26 +252,33 @@ func Clip(s string) string {
 	for i > 0 && !utf8.RuneStart(s[i]) {
 		i--
 	}
-	return s[:i] + "…"
+	return s[:i]
 }
 
 // JSON serves fn: it decodes the body into a fresh Req, and answers fn's
 // result as 200 JSON or its error through WriteError.
 func JSON[Req any](fn func(r *http.Request, req *Req) (any, error)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		req := new(Req)
-		if err := Decode(r, req); err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		resp, err := fn(r, req)
-		if err != nil {
-			WriteError(w, r, err)
-			return
-		}
-		WriteJSON(w, r, http.StatusOK, resp)
-	})
+	return jsonHandler[Req](fn)
 }
+
+type jsonHandler[Req any] func(r *http.Request, req *Req) (any, error)
+
+func (fn jsonHandler[Req]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	req := new(Req)
+	if err := Decode(r, req); err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	resp, err := fn(r, req)
+	if err != nil {
+		WriteError(w, r, err)
+		return
+	}
+	WriteJSON(w, r, http.StatusOK, resp)
+}
+
+// RequestFields are the fields of Limits its requests hold.
+func (jsonHandler[Req]) RequestFields() []string { return RequestFields[Req]() }
 
 // WriteJSON answers v as JSON with status.
 func WriteJSON(w http.ResponseWriter, r *http.Request, status int, v any) {

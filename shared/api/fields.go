@@ -147,13 +147,13 @@ func printable(r rune) bool {
 }
 
 var (
-	hostChars  = Chars{"a host name: ASCII letters, digits, '.' and '-'", only(func(r rune) bool { return asciiAlnum(r) || r == '.' || r == '-' })}
-	pathChars  = Chars{"ASCII letters, digits, '.', '_' and '-'", only(func(r rune) bool { return asciiAlnum(r) || strings.ContainsRune("._-", r) })}
-	ownerChars = Chars{"ASCII letters, digits, '.', '_', '-' and '/'", only(func(r rune) bool { return asciiAlnum(r) || strings.ContainsRune("._-/", r) })}
-	slugChars  = Chars{"ASCII letters, digits, '-' and '_'", only(func(r rune) bool { return asciiAlnum(r) || r == '-' || r == '_' })}
-	enumChars  = Chars{"ASCII letters, digits, '_', '-' and spaces", only(func(r rune) bool { return asciiAlnum(r) || strings.ContainsRune("_- ", r) })}
-	timeChars  = Chars{"an RFC 3339 timestamp: digits, letters and ':', '.', '+', '-'", only(func(r rune) bool { return asciiAlnum(r) || strings.ContainsRune(":.+-", r) })}
-	tokenChars = Chars{"ASCII letters, digits, '-', '_', '.' and '='", only(func(r rune) bool { return asciiAlnum(r) || strings.ContainsRune("-_.=", r) })}
+	hostChars   = Chars{"a host name: ASCII letters, digits, '.' and '-'", only(func(r rune) bool { return asciiAlnum(r) || r == '.' || r == '-' })}
+	pathChars   = Chars{"ASCII letters, digits, '.', '_' and '-'", only(func(r rune) bool { return asciiAlnum(r) || strings.ContainsRune("._-", r) })}
+	ownerChars  = Chars{"ASCII letters, digits, '.', '_', '-' and '/'", only(func(r rune) bool { return asciiAlnum(r) || strings.ContainsRune("._-/", r) })}
+	slugChars   = Chars{"ASCII letters, digits, '-' and '_'", only(func(r rune) bool { return asciiAlnum(r) || r == '-' || r == '_' })}
+	enumChars   = Chars{"ASCII letters, digits, '_', '-' and spaces", only(func(r rune) bool { return asciiAlnum(r) || strings.ContainsRune("_- ", r) })}
+	timeChars   = Chars{"an RFC 3339 timestamp: digits, letters and ':', '.', '+', '-'", only(func(r rune) bool { return asciiAlnum(r) || strings.ContainsRune(":.+-", r) })}
+	tokenChars  = Chars{"ASCII letters, digits, '-', '_', '.' and '='", only(func(r rune) bool { return asciiAlnum(r) || strings.ContainsRune("-_.=", r) })}
 	ticketChars = Chars{"a Jira key or a Linear id like PROJ-123", ticketKey}
 	// refChars follows git check-ref-format's character rules.
 	refChars = Chars{"a git branch name: printable characters but spaces and ~ ^ : ? * [ \\", only(func(r rune) bool {
@@ -175,11 +175,15 @@ var (
 	})}
 )
 
-// Quote is v as an error message may show it: invalid UTF-8 replaced,
-// cut to 64 bytes on a character boundary, quoted with every control
-// or non-printable character escaped.
+// Quote is v as an error message may show it: cut to 64 bytes on a
+// character boundary and quoted in ASCII, every other byte or character
+// escaped (\x00, \u202e), so that an error body never carries a control
+// character, a bidirectional override or invalid UTF-8 from the input.
 func Quote(v string) string {
-	return strconv.Quote(Clip(strings.ToValidUTF8(v, "\uFFFD")))
+	if c := cut(v); len(c) < len(v) {
+		return strconv.QuoteToASCII(c) + "…"
+	}
+	return strconv.QuoteToASCII(v)
 }
 
 // ticketKey reports whether key has the shape of Jira keys and Linear ids

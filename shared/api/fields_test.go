@@ -76,8 +76,9 @@ func TestQuoteEscapesWhatItShows(t *testing.T) {
 	for in, want := range map[string]string{
 		"a\x00b\x1b[31m":         `"a\x00b\x1b[31m"`,
 		"x\u202ey":               `"x\u202ey"`,
-		"\xff\xfe":               `"�"`,
-		strings.Repeat("a", 100): `"` + strings.Repeat("a", 64) + `…"`,
+		"\xff\xfe":               `"\xff\xfe"`,
+		"café":                   `"caf\u00e9"`,
+		strings.Repeat("a", 100): `"` + strings.Repeat("a", 64) + `"…`,
 	} {
 		if got := Quote(in); got != want {
 			t.Errorf("Quote(%q) = %s, want %s", in, got, want)
@@ -105,7 +106,7 @@ func TestDecodeSpeaksItsOwnSentences(t *testing.T) {
 		`{"concurrency":"` + strings.Repeat("9", 99) + `"}`:                 "concurrency must be a number, not a string",
 		`{"repo":{"host":"` + strings.Repeat("h", 254) + `"}}`:              "repo.host must be at most 253 bytes, got 254",
 		`{"repo":{"host":"a\u0000b"}}`:                                      `repo.host must be a host name: ASCII letters, digits, '.' and '-', got "a\x00b"`,
-		`{"repo":{"host":"a\ud800"}}`:                                       `repo.host must be a host name: ASCII letters, digits, '.' and '-', got "a�"`,
+		`{"repo":{"host":"a\ud800"}}`:                                       `repo.host must be a host name: ASCII letters, digits, '.' and '-', got "a\ufffd"`,
 		`{"requiredStatuses":["ci","a` + "\u202e" + `b"]}`:                  `requiredStatuses[1] must be printable text: no control or format characters, got "a\u202eb"`,
 		`{"requiredStatuses":[` + strings.Repeat(`"s",`, 100) + `"s"]}`:     "requiredStatuses must hold at most 100 items, got 101",
 		`{"testIdentifiers":[{"name":"ok"},{"name":"a` + "\\u0007" + `"}]}`: `testIdentifiers[1].name must be text without control characters, got "a\a"`,
