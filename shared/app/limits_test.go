@@ -42,32 +42,28 @@ var byHand = map[string][]string{
 // baseBodies are valid requests, each reaching the store: every field of
 // api.Limits an endpoint reads is in its body.
 func baseBodies() map[string]map[string]any {
-	th := func(extra map[string]any) map[string]any {
-		m := map[string]any{"repo": map[string]any{"host": "github.com", "owner": "Acme", "name": "web"}, "org_url_slug": "acme"}
+	repo := map[string]any{"host": "github.com", "owner": "Acme", "name": "web"}
+	with := func(common map[string]any, extra map[string]any) map[string]any {
+		m := clone(common)
 		for k, v := range extra {
 			m[k] = v
 		}
 		return m
+	}
+	th := func(extra map[string]any) map[string]any {
+		return with(map[string]any{"repo": repo, "org_url_slug": "acme"}, extra)
 	}
 	up := func(extra map[string]any) map[string]any {
-		m := map[string]any{"repo": map[string]any{"host": "github.com", "owner": "Acme", "name": "web"}, "orgUrlSlug": "acme"}
-		for k, v := range extra {
-			m[k] = v
-		}
-		return m
+		return with(map[string]any{"repo": repo, "orgUrlSlug": "acme"}, extra)
 	}
 	mq := func(extra map[string]any) map[string]any {
-		m := map[string]any{"repo": map[string]any{"host": "github.com", "owner": "Acme", "name": "web"}, "targetBranch": "main"}
-		for k, v := range extra {
-			m[k] = v
-		}
-		return m
+		return with(map[string]any{"repo": repo, "targetBranch": "main"}, extra)
 	}
 	page := map[string]any{"page_size": 10, "page_token": ""}
 	pr := map[string]any{"number": 7, "sha": fullSHA, "branch": "feature"}
 	return map[string]map[string]any{
 		"get-test-details":         th(map[string]any{"test_id": testID}),
-		"link-ticket-to-test-case": {"repo": map[string]any{"host": "github.com", "owner": "Acme", "name": "web"}, "test_case_id": testID, "external_ticket_id": "KAN-1"},
+		"link-ticket-to-test-case": {"repo": repo, "test_case_id": testID, "external_ticket_id": "KAN-1"},
 		"list-quarantined-tests":   th(map[string]any{"page_query": page}),
 		"list-unhealthy-tests":     th(map[string]any{"page_query": page, "status": "FLAKY"}),
 		"list-failing-tests":       th(map[string]any{"page_query": page, "start_time": "2026-07-22T00:00:00Z", "end_time": "2026-07-23T00:00:00Z"}),
