@@ -101,7 +101,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) erro
 		if ct := r.Header.Get("Content-Type"); ct != "" {
 			mt, _, err := mime.ParseMediaType(ct)
 			if err != nil || (mt != "application/json" && !hasJSONSuffix(mt)) {
-				return errs.E(errs.UnsupportedMedia, "Content-Type must be application/json, got %q", ct)
+				return errs.E(errs.UnsupportedMedia, "Content-Type must be application/json, got %s", Quote(ct))
 			}
 		}
 	}

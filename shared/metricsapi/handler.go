@@ -79,9 +79,14 @@ func parseRepo(r *http.Request) (*repository.Ref, error) {
 	if host == "" {
 		return nil, errs.E(errs.Invalid, "repoHost is required with repo")
 	}
+	for _, f := range [][2]string{{"repo", repo}, {"repoHost", host}} {
+		if err := api.LimitOf(f[0]).Check(f[0], f[1]); err != nil {
+			return nil, err
+		}
+	}
 	i := strings.LastIndex(repo, "/")
 	if i <= 0 || i == len(repo)-1 {
-		return nil, errs.E(errs.Invalid, "repo must be OWNER/NAME, got %q", api.Clip(repo))
+		return nil, errs.E(errs.Invalid, "repo must be OWNER/NAME, got %s", api.Quote(repo))
 	}
 	return &repository.Ref{Host: host, Owner: repo[:i], Name: repo[i+1:]}, nil
 }

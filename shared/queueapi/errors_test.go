@@ -32,6 +32,7 @@ func TestBadInput(t *testing.T) {
 		targets[i] = "t"
 	}
 	long := strings.Repeat("x", 1025)
+	const sha = "a1b2c3d4e5f60718293a4b5c6d7e8f9012345678"
 	for _, c := range []struct {
 		name, path string
 		body       any
@@ -49,10 +50,10 @@ func TestBadInput(t *testing.T) {
 		{"missing PR", "submitPullRequest", q(nil), 400, "pr is required"},
 		{"priority 256", "submitPullRequest", prq(n, map[string]any{"priority": 256}), 400, "priority must be an integer from 0 to 255"},
 		{"priority extreme", "submitPullRequest", prq(n, map[string]any{"priority": "extreme"}), 400, "priority must be"},
-		{"targets of a wrong type", "setImpactedTargets", q(map[string]any{"pr": map[string]any{"number": n, "sha": "abc"}, "impactedTargets": 5}), 400, "impactedTargets must be"},
-		{"targets with a number", "setImpactedTargets", q(map[string]any{"pr": map[string]any{"number": n, "sha": "abc"}, "impactedTargets": []any{"a", 1}}), 400, "impactedTargets must be"},
-		{"targets over the count", "setImpactedTargets", q(map[string]any{"pr": map[string]any{"number": n, "sha": "abc"}, "impactedTargets": targets}), 400, "at most 100000"},
-		{"target too long", "setImpactedTargets", q(map[string]any{"pr": map[string]any{"number": n, "sha": "abc"}, "impactedTargets": []string{long}}), 400, "longer than 1024 bytes"},
+		{"targets of a wrong type", "setImpactedTargets", q(map[string]any{"pr": map[string]any{"number": n, "sha": sha}, "impactedTargets": 5}), 400, "impactedTargets must be"},
+		{"targets with a number", "setImpactedTargets", q(map[string]any{"pr": map[string]any{"number": n, "sha": sha}, "impactedTargets": []any{"a", 1}}), 400, "impactedTargets must be"},
+		{"targets over the count", "setImpactedTargets", q(map[string]any{"pr": map[string]any{"number": n, "sha": sha}, "impactedTargets": targets}), 400, "at most 100000"},
+		{"target too long", "setImpactedTargets", q(map[string]any{"pr": map[string]any{"number": n, "sha": sha}, "impactedTargets": []string{long}}), 400, "impactedTargets[0] must be at most 1024 bytes, got 1025"},
 		{"targets without sha", "setImpactedTargets", q(map[string]any{"pr": map[string]any{"number": n}, "impactedTargets": "ALL"}), 400, "pr.sha is required"},
 		{"concurrency 0", "updateQueue", q(map[string]any{"concurrency": 0}), 400, "concurrency must be at least 1"},
 		{"unknown merge method", "updateQueue", q(map[string]any{"mergeMethod": "octopus"}), 400, "mergeMethod must be MERGE_COMMIT, SQUASH or REBASE"},
@@ -67,7 +68,9 @@ func TestBadInput(t *testing.T) {
 		{"other host", "getQueue", q(map[string]any{"repo": map[string]string{"host": "gitlab.com", "owner": "acme", "name": "web"}}), 400, "repo.host \"gitlab.com\" is not supported"},
 		{"no target branch", "getQueue", map[string]any{"repo": map[string]string{"host": "github.com", "owner": "acme", "name": "web"}}, 400, "targetBranch is required"},
 		{"queue exists", "createQueue", q(nil), 409, "a queue already exists"},
-		{"unknown run", "getMergeQueueTestingDetails", map[string]any{"testRunId": "nope"}, 404, "no test run nope"},
+		{"unknown run", "getMergeQueueTestingDetails", map[string]any{"testRunId": "00000000-0000-4000-8000-000000000000"}, 404, "no test run 00000000-0000-4000-8000-000000000000"},
+		{"run id not a uuid", "getMergeQueueTestingDetails", map[string]any{"testRunId": "nope"}, 400, `testRunId must be a uuid like 01234567-0123-0123-0123-0123456789ab, got "nope"`},
+		{"short sha", "setImpactedTargets", q(map[string]any{"pr": map[string]any{"number": n, "sha": "abc"}, "impactedTargets": "ALL"}), 400, `pr.sha must be a commit sha: 40 or 64 hex digits, got "abc"`},
 		{"take 0", "listPullRequests", q(map[string]any{"take": 0}), 400, "take must be from 1 to 100"},
 		{"restart not testing", "restartTestsOnPullRequest", prq(draft, nil), 400, "only a pull request in TESTING"},
 		{"malformed JSON", "getQueue", `{"repo":`, 400, "not valid JSON"},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strconv"
@@ -17,12 +18,6 @@ import (
 	"github.com/mainguard/mainguard/shared/mergequeue/driver"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
-)
-
-// Limits of setImpactedTargets (contract 5).
-const (
-	MaxImpactedTargets     = 100_000
-	MaxImpactedTargetBytes = 1024
 )
 
 // Handlers serves the merge-queue endpoints and GitHub's webhook.
@@ -84,7 +79,7 @@ func (h *Handlers) key(ctx context.Context, c common) (store.QueueKey, error) {
 	}
 	host := strings.ToLower(strings.TrimSpace(repo.Host))
 	if host != "github.com" && (h.EnterpriseHost == "" || host != strings.ToLower(h.EnterpriseHost)) {
-		return store.QueueKey{}, errs.E(errs.Invalid, "repo.host %q is not supported for merge queues: only github.com and the configured GitHub Enterprise host are", api.Clip(repo.Host))
+		return store.QueueKey{}, errs.E(errs.Invalid, "repo.host %s is not supported for merge queues: only github.com and the configured GitHub Enterprise host are", api.Quote(repo.Host))
 	}
 	if c.TargetBranch == nil || strings.TrimSpace(*c.TargetBranch) == "" {
 		return store.QueueKey{}, errs.E(errs.Invalid, "targetBranch is required")
@@ -396,8 +391,8 @@ type targetsRequest struct {
 
 const targetsRule = `impactedTargets must be "ALL" or an array of strings`
 
-// parseTargets reads impactedTargets: "ALL" (any case) or a list of up to
-// MaxImpactedTargets strings of up to MaxImpactedTargetBytes each.
+// parseTargets reads impactedTargets: "ALL" (any case) or a list within
+// the field's limit (api.Limits).
 func parseTargets(raw json.RawMessage) (store.ImpactedTargets, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -415,16 +410,17 @@ func parseTargets(raw json.RawMessage) (store.ImpactedTargets, error) {
 		if err := json.Unmarshal(raw, &list); err != nil {
 			return store.ImpactedTargets{}, errs.E(errs.Invalid, targetsRule)
 		}
-		if len(list) > MaxImpactedTargets {
-			return store.ImpactedTargets{}, errs.E(errs.Invalid, "impactedTargets holds %d targets; at most %d are allowed", len(list), MaxImpactedTargets)
+		lim := api.LimitOf("impactedTargets")
+		if err := lim.CheckItems("impactedTargets", len(list)); err != nil {
+			return store.ImpactedTargets{}, err
 		}
 		out := make([]string, len(list))
 		for i, s := range list {
 			if s == nil {
 				return store.ImpactedTargets{}, errs.E(errs.Invalid, "impactedTargets[%d] must be a string", i)
 			}
-			if len(*s) > MaxImpactedTargetBytes {
-				return store.ImpactedTargets{}, errs.E(errs.Invalid, "impactedTargets[%d] is longer than %d bytes", i, MaxImpactedTargetBytes)
+			if err := lim.Check(fmt.Sprintf("impactedTargets[%d]", i), *s); err != nil {
+				return store.ImpactedTargets{}, err
 			}
 			out[i] = *s
 		}

@@ -39,7 +39,12 @@ func (h *Handlers) GitHubWebhook() http.Handler {
 			api.WriteError(w, r, err)
 			return
 		}
-		if id := r.Header.Get("X-GitHub-Delivery"); id != "" {
+		id := r.Header.Get("X-GitHub-Delivery")
+		if err := api.LimitOf("X-GitHub-Delivery").Check("X-GitHub-Delivery", id); err != nil {
+			api.WriteError(w, r, err)
+			return
+		}
+		if id != "" {
 			fresh, err := h.Store.ClaimGitHubDelivery(ctx, id, h.Now())
 			if err != nil {
 				api.WriteError(w, r, err)

@@ -182,7 +182,7 @@ func (h *Handlers) ListUnhealthy() http.Handler {
 			case "":
 				return errs.E(errs.Invalid, "status is required: FLAKY or BROKEN")
 			}
-			return errs.E(errs.Invalid, "status must be FLAKY or BROKEN, got %q", api.Clip(req.Status))
+			return errs.E(errs.Invalid, "status must be FLAKY or BROKEN, got %s", api.Quote(req.Status))
 		})
 		if err != nil {
 			return nil, err
@@ -294,7 +294,7 @@ func parseTime(v, field string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
-		return time.Time{}, errs.E(errs.Invalid, "%s must be an RFC 3339 timestamp like 2026-07-23T01:32:50.000Z, got %q", field, api.Clip(v))
+		return time.Time{}, errs.E(errs.Invalid, "%s must be an RFC 3339 timestamp like 2026-07-23T01:32:50.000Z, got %s", field, api.Quote(v))
 	}
 	return t.UTC(), nil
 }

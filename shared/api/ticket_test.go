@@ -1,4 +1,4 @@
-package testsapi
+package api
 
 import (
 	"regexp"
