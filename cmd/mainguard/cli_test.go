@@ -68,6 +68,7 @@ func TestHelpListsFlags(t *testing.T) {
 		"serve":       {"-addr", "-in-memory", "-data-dir", "-tick", "-github-sim"},
 		"test list":   {"-status", "-quarantined", "-ids"},
 		"webhook add": {"-org", "-url", "-events"},
+		"org set":     {"-org", "-enum-case"},
 	} {
 		out, _, _ := mg(t, nil, append(strings.Fields(cmd), "--help")...)
 		for _, f := range flags {

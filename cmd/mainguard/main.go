@@ -28,6 +28,7 @@ func init() {
 		{"serve", "", "run every function behind one listener at /v1, on DynamoDB Local, with the scheduler ticking", serve},
 		{"upload", "FILES...", "upload JUnit reports to the service, as the public uploader does, and print what failed", upload},
 		{"org create", "", "create an organization and print its first token, once", orgCreate},
+		{"org set", "", "change an organization's settings: the case of merge-queue enum values", orgSet},
 		{"token create", "", "create another token of an organization and print it, once", tokenCreate},
 		{"token list", "", "list an organization's tokens", tokenList},
 		{"token revoke", "", "revoke a token (by its id tok_… or the token itself)", tokenRevoke},

@@ -388,6 +388,12 @@ func UpdateQueue(s Snapshot, p QueuePatch, now time.Time) (Snapshot, Output, err
 		// Refused rather than stored: nothing would open those PRs yet.
 		return s, Output{}, errs.E(errs.Invalid, "createPrsForTestingBranches is not supported yet: test branches are pushed, no pull request is opened for them")
 	}
+	if p.LabelCommandsEnabled != nil && *p.LabelCommandsEnabled {
+		return s, Output{}, errs.E(errs.Invalid, "labelCommandsEnabled is not supported yet: labels do not submit or cancel pull requests")
+	}
+	if p.StateLabelsEnabled != nil && *p.StateLabelsEnabled {
+		return s, Output{}, errs.E(errs.Invalid, "stateLabelsEnabled is not supported yet: the queue sets no state labels")
+	}
 	if v := p.EnqueueingLabel; v != nil {
 		if l := utf8.RuneCountInString(*v); strings.TrimSpace(*v) == "" || l > MaxLabelLength || strings.ContainsFunc(*v, unicode.IsControl) {
 			return s, Output{}, errs.E(errs.Invalid, "enqueueingLabel must be a GitHub label name: 1 to %d characters, no control characters", MaxLabelLength)

@@ -171,9 +171,13 @@ func TestUpdateQueue(t *testing.T) {
 	if q.State != QueuePaused || q.Mode != ModeParallel || q.Concurrency != 5 || q.MergeMethod != Rebase {
 		t.Errorf("queue = %+v", q)
 	}
-	s, _, _ = UpdateQueue(s, QueuePatch{RequiredStatuses: []string{}}, t0)
+	s, _, _ = UpdateQueue(s, QueuePatch{}, t0)
 	if diff := cmp.Diff(s.Queue.RequiredStatuses, []string{"ci", "lint"}); diff != "" {
-		t.Errorf("an empty list changed the statuses (-got +want):\n%s", diff)
+		t.Errorf("no list changed the statuses (-got +want):\n%s", diff)
+	}
+	s, _, _ = UpdateQueue(s, QueuePatch{RequiredStatuses: []string{}}, t0)
+	if s.Queue.RequiredStatuses == nil || len(s.Queue.RequiredStatuses) != 0 {
+		t.Errorf("statuses = %#v after an empty list, want an empty list (none required)", s.Queue.RequiredStatuses)
 	}
 	s, _, _ = UpdateQueue(s, QueuePatch{DeleteRequiredStatuses: true}, t0)
 	if s.Queue.RequiredStatuses != nil {

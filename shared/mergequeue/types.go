@@ -207,6 +207,7 @@ func DefaultQueue(repo repository.Ref, branch string) Queue {
 		CommentsEnabled:            true,
 		CommandsEnabled:            true,
 		StatusCheckEnabled:         true,
+		EnqueueingLabel:            DefaultEnqueueingLabel,
 		FlakyRetryPolicy:           RetryKnownFlaky,
 		FlakyEvidenceWaitSeconds:   DefaultEvidenceWaitSeconds,
 	}
