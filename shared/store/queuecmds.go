@@ -173,22 +173,13 @@ func readCommand(item map[string]types.AttributeValue) (QueueCommand, error) {
 }
 
 // DropQueueCommands deletes commands that are done: folded into a saved
-// snapshot, or of a queue that is gone. Absent ones are fine. In plain
-// transactions of up to 100 deletes: the store's DB interface has no
-// DeleteItem.
+// snapshot, or of a queue that is gone. Absent ones are fine.
 func (s *Store) DropQueueCommands(ctx context.Context, k QueueKey, cmds []QueueCommand) error {
-	for len(cmds) > 0 {
-		n := min(len(cmds), MaxTransactActions)
-		var dels []types.TransactWriteItem
-		for _, c := range cmds[:n] {
-			dels = append(dels, types.TransactWriteItem{Delete: &types.Delete{Key: key(k.pk(), c.SK)}})
-		}
-		if err := s.transact(ctx, dels...); err != nil {
-			return err
-		}
-		cmds = cmds[n:]
+	reqs := make([]types.WriteRequest, len(cmds))
+	for i, c := range cmds {
+		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: key(k.pk(), c.SK)}}
 	}
-	return nil
+	return s.writeAll(ctx, reqs)
 }
 
 // commandMarks are the transaction actions that fold cmds into the

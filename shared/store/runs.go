@@ -654,17 +654,24 @@ func failsPK(org string, repo repository.Ref, at time.Time) string {
 	return orgPK(org) + "#REPO#" + repo.Key() + "#FAILS#" + testhealth.DayKey(at)
 }
 
-// putAll puts items with BatchWriteItem, 25 at a time, putting again what
-// DynamoDB left unprocessed. A put of the same item twice is the same item.
+// putAll puts items with BatchWriteItem (writeAll). A put of the same item
+// twice is the same item.
 func (s *Store) putAll(ctx context.Context, items []map[string]types.AttributeValue) error {
-	for len(items) > 0 {
-		n := min(len(items), 25)
-		reqs := make([]types.WriteRequest, n)
-		for i, item := range items[:n] {
-			reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
-		}
-		items = items[n:]
-		pending := map[string][]types.WriteRequest{s.table: reqs}
+	reqs := make([]types.WriteRequest, len(items))
+	for i, item := range items {
+		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
+	}
+	return s.writeAll(ctx, reqs)
+}
+
+// writeAll sends write requests with BatchWriteItem, 25 at a time, sending
+// again what DynamoDB left unprocessed: each is billed as a single write,
+// not as a transaction's two.
+func (s *Store) writeAll(ctx context.Context, reqs []types.WriteRequest) error {
+	for len(reqs) > 0 {
+		n := min(len(reqs), 25)
+		pending := map[string][]types.WriteRequest{s.table: reqs[:n]}
+		reqs = reqs[n:]
 		for tries := 0; len(pending) > 0; tries++ {
 			if tries > 0 {
 				if err := backoff(ctx, tries); err != nil {

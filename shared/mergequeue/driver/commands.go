@@ -3,6 +3,7 @@ package driver
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"slices"
 	"sync"
@@ -19,9 +20,9 @@ import (
 // commands are folded (View), writes it as its own item and answers: the
 // only condition it meets is its own key's, so any number of clients
 // command one queue without a conflict. Fold then applies the pending
-// commands in order, saving the snapshot and deleting them in one
-// transaction (exactly once each), performs their effects and advances the
-// queue. Who folds: the table's stream (deployed, the fold-queue-commands
+// commands in order, marking them folded in the transaction that saves the
+// snapshot (so each applies exactly once), performs their effects,
+// advances the queue and deletes them. Who folds: the table's stream (deployed, the fold-queue-commands
 // function), the local server's background folder, the test service at
 // once (AfterRecord), and every tick for commands none of those reached.
 
@@ -34,7 +35,7 @@ func (d *Driver) Record(ctx context.Context, k store.QueueKey, c store.QueueComm
 	if err != nil {
 		return err
 	}
-	view, _, _, _ := d.fold(ctx, rec, cmds)
+	view := d.fold(rec, cmds).rec
 	if c.Kind == store.CommandSubmit {
 		// The entry's id is chosen now, so that the view shows the PR
 		// under the id it keeps once folded.
@@ -68,43 +69,48 @@ func (d *Driver) View(ctx context.Context, k store.QueueKey) (store.QueueRecord,
 	if err != nil {
 		return store.QueueRecord{}, err
 	}
-	view, _, _, _ := d.fold(ctx, rec, cmds)
-	return view, nil
+	return d.fold(rec, cmds).rec, nil
 }
 
-// fold applies to rec, in order, those of cmds still pending for it: the
-// record after them, the merged output and transitions, and the commands
-// that applied or can never apply (both are done). A command the queue now
-// refuses (a cancel of a PR that merged meanwhile) is dropped: the client
-// learns the outcome from the PR's state, as it would had its command come
-// a moment later.
-func (d *Driver) fold(ctx context.Context, rec store.QueueRecord, cmds []store.QueueCommand) (store.QueueRecord, mergequeue.Output, []mergequeue.TransitionRecord, []store.QueueCommand) {
-	var (
-		out   mergequeue.Output
-		trans []mergequeue.TransitionRecord
-		done  []store.QueueCommand
-	)
+// folding is the result of applying commands to a record: the record
+// after them, the merged output and transitions, the commands done (that
+// applied, or can never apply), and why those that can never apply were
+// refused.
+type folding struct {
+	rec     store.QueueRecord
+	out     mergequeue.Output
+	trans   []mergequeue.TransitionRecord
+	done    []store.QueueCommand
+	refused []string
+}
+
+// fold applies to rec, in order, those of cmds still pending for it. A
+// command the queue now refuses (a cancel of a PR that merged meanwhile)
+// is done all the same: the client learns the outcome from the PR's state,
+// as it would had its command come a moment later.
+func (d *Driver) fold(rec store.QueueRecord, cmds []store.QueueCommand) folding {
+	f := folding{rec: rec}
 	version := rec.Snapshot.Version
 	for _, c := range cmds {
 		if !c.Pending(version) {
 			continue
 		}
-		done = append(done, c)
-		rec.LastCommand = max(rec.LastCommand, c.SK)
-		if c.QueueID != rec.ID {
+		f.done = append(f.done, c)
+		f.rec.LastCommand = max(f.rec.LastCommand, c.SK)
+		if c.QueueID != f.rec.ID {
 			continue // given to an earlier queue on the branch
 		}
-		s, o, err := d.apply(rec, c)
+		s, o, err := d.apply(f.rec, c)
 		if err != nil {
-			d.log().InfoContext(ctx, "merge queue: command no longer applies", "queue", rec.Key.String(), "command", c.Kind, "pr", c.PR, "reason", err.Error())
+			f.refused = append(f.refused, fmt.Sprintf("%s of PR %d: %v", c.Kind, c.PR, err))
 			continue
 		}
 		var t []mergequeue.TransitionRecord
-		rec, t = rec.Advance(s, o.Transitions)
-		trans = append(trans, t...)
-		out = merge(out, o)
+		f.rec, t = f.rec.Advance(s, o.Transitions)
+		f.trans = append(f.trans, t...)
+		f.out = merge(f.out, o)
 	}
-	return rec, out, trans, done
+	return f
 }
 
 // apply runs command c on rec's snapshot.
@@ -194,11 +200,11 @@ func (d *Driver) Fold(ctx context.Context, k store.QueueKey) error {
 		if len(todo) == 0 {
 			break
 		}
-		next, out, trans, done := d.fold(ctx, rec, todo)
-		if next.Snapshot.Version == rec.Snapshot.Version {
-			next.Snapshot.Version++ // nothing applied: the marks still need a version of their own
+		f := d.fold(rec, todo)
+		if f.rec.Snapshot.Version == rec.Snapshot.Version {
+			f.rec.Snapshot.Version++ // nothing applied: the marks still need a version of their own
 		}
-		err = d.save(ctx, next, rec.Snapshot.Version, out, facts{}, trans, done)
+		err = d.save(ctx, f.rec, rec.Snapshot.Version, f.out, facts{}, f.trans, f.done)
 		if errs.Is(err, errs.Conflict) {
 			if round >= maxCommandTries*4 {
 				return err
@@ -208,8 +214,11 @@ func (d *Driver) Fold(ctx context.Context, k store.QueueKey) error {
 		if err != nil {
 			return err
 		}
-		last, folded = next, true
-		_ = d.perform(ctx, k, out.Effects)
+		for _, why := range f.refused {
+			d.log().InfoContext(ctx, "merge queue: command no longer applies", "queue", k.String(), "command", why)
+		}
+		last, folded = f.rec, true
+		_ = d.perform(ctx, k, f.out.Effects)
 	}
 	var gone []store.QueueCommand
 	for _, c := range cmds {

@@ -179,8 +179,7 @@ func (d *Driver) Delete(ctx context.Context, k store.QueueKey) error {
 		if err != nil {
 			return err
 		}
-		view, _, _, _ := d.fold(ctx, rec, cmds)
-		if err := mergequeue.Deletable(view.Snapshot); err != nil {
+		if err := mergequeue.Deletable(d.fold(rec, cmds).rec.Snapshot); err != nil {
 			return err
 		}
 		err = d.Store.DeleteQueue(ctx, k, rec.Snapshot.Version)
