@@ -12,12 +12,12 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mainguard/mainguard/internal/testkit"
-	"github.com/mainguard/mainguard/shared/healthsvc"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
@@ -44,7 +44,7 @@ func TestKilledServerFinishesItsIngest(t *testing.T) {
 	// each, eight at a time), and no more, as each takes seconds on a busy
 	// machine: the server is killed once the first is recorded. Every
 	// tenth fails, so failed runs and their items are counted too.
-	const tests = 3_000
+	const tests = 2_000
 	names := make([]string, tests)
 	cases := make([]string, tests)
 	ids := make([]string, tests)
@@ -60,7 +60,7 @@ func TestKilledServerFinishesItsIngest(t *testing.T) {
 	ref := repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
 	const sha = "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed"
 	var created struct{ ID, URL string }
-	code, body := post(t, first.base+"/metrics/createBundleUpload", crashToken,
+	code, body := post(t, first.base+"/metrics/createBundleUpload", faultToken,
 		`{"repo":{"host":"github.com","owner":"acme","name":"web"},"orgUrlSlug":"local","clientVersion":"crash-test","remoteUrls":[]}`)
 	if err := json.Unmarshal([]byte(body), &created); code != 200 || err != nil {
 		t.Fatalf("createBundleUpload: %d %s", code, body)
@@ -99,7 +99,10 @@ func TestKilledServerFinishesItsIngest(t *testing.T) {
 			t.Fatalf("no batch recorded: %s", first.out)
 		}
 	}
-	java := first.javaPID(t)
+	java := dynamoLocalPID(t, first.cmd.Process.Pid, dir)
+	if java == 0 {
+		t.Fatal("the server runs no DynamoDB Local")
+	}
 	first.kill(t)
 	if err := <-put; err == nil || strings.Contains(err.Error(), "answered") {
 		t.Fatalf("the PUT after the kill: %v", err)
@@ -116,9 +119,10 @@ func TestKilledServerFinishesItsIngest(t *testing.T) {
 	answered := time.Now()
 	st = second.store(t)
 	var up store.Upload
-	// Not a speed requirement: without the takeover at start, the lease
-	// would hold the upload this long, and the scheduler take it later.
-	for deadline := answered.Add(healthsvc.LeaseTTL); up.State != store.UploadIngested; time.Sleep(100 * time.Millisecond) {
+	// A guard against a hang, not a speed requirement. That the ingest was
+	// taken over at start, not resumed by a tick once its lease lapsed
+	// (healthsvc.LeaseTTL and store.ResumeGrace later), the log says.
+	for deadline := answered.Add(10 * time.Minute); up.State != store.UploadIngested; time.Sleep(100 * time.Millisecond) {
 		var err error
 		if up, err = st.GetUpload(context.Background(), "local", created.ID); err != nil {
 			t.Fatal(err)
@@ -127,7 +131,7 @@ func TestKilledServerFinishesItsIngest(t *testing.T) {
 			t.Fatalf("upload %s after the restart: %+v\n%s", created.ID, up, second.out)
 		}
 	}
-	t.Logf("INGESTED %s (%.1f ticks) after the restarted server answered", time.Since(answered).Round(time.Millisecond), time.Since(answered).Seconds()/crashTick.Seconds())
+	t.Logf("INGESTED %s (%.1f ticks) after the restarted server answered", time.Since(answered).Round(time.Millisecond), time.Since(answered).Seconds()/faultTick.Seconds())
 	if !strings.Contains(second.out.String(), `"msg":"taking over an interrupted ingest","org":"local","upload":"`+created.ID+`"`) {
 		t.Errorf("the restarted server did not take the ingest over: %s", second.out)
 	}
@@ -155,11 +159,125 @@ func TestKilledServerFinishesItsIngest(t *testing.T) {
 	}
 }
 
-// crashToken is the organization "local"'s token in the servers started by
-// startServeProcess; crashTick their scheduler's period.
+// TestStoreKilledUnderTraffic is issue 10's second fault: DynamoDB Local
+// killed under traffic. Until the server has started it again (on the same
+// port and data), every answer is a 200 or a 503 with Retry-After, then
+// 200s come back from the same server, and what was written before the
+// kill is still there.
+func TestStoreKilledUnderTraffic(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	base, _ := startServe(t, map[string]string{"MAINGUARD_BOOTSTRAP_TOKEN": faultToken, "LOG_LEVEL": "error"},
+		"--data-dir", dir, "--tick", faultTick.String())
+	call := func(path, branch string) (int, string, error) {
+		req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(`{"repo":{"host":"github.com","owner":"acme","name":"web"},"targetBranch":"`+branch+`"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-api-token", faultToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, "", err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Retry-After"), nil
+	}
+	if code, _, err := call("/createQueue", "main"); code != 200 {
+		t.Fatalf("createQueue main: %d %v", code, err)
+	}
+
+	// Three clients, each a write (a queue of a branch of its own, never
+	// retried, so never a 409) and a read, paced below the rate limit.
+	var (
+		mu             sync.Mutex
+		bad            []string
+		written        []string // branches whose createQueue answered 200
+		ok, unavail    int
+		okAfterOutage  int // 200s after the first 503
+		stop, finished = make(chan struct{}), make(chan struct{})
+	)
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				branch := fmt.Sprintf("w%d-%d", w, i)
+				for _, path := range []string{"/createQueue", "/getQueue"} {
+					code, retryAfter, err := call(path, map[string]string{"/createQueue": branch, "/getQueue": "main"}[path])
+					mu.Lock()
+					switch {
+					case code == 200:
+						ok++
+						if unavail > 0 {
+							okAfterOutage++
+						}
+						if path == "/createQueue" {
+							written = append(written, branch)
+						}
+					case code == 503 && retryAfter != "":
+						unavail++
+					default:
+						bad = append(bad, fmt.Sprintf("%s %s: %d (Retry-After %q) %v", path, branch, code, retryAfter, err))
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	go func() { wg.Wait(); close(finished) }()
+	halt := sync.OnceFunc(func() { close(stop); <-finished })
+	defer halt()
+	// Until cond holds, or an answer was wrong (failed below); meanwhile
+	// runs before each look.
+	until := func(what string, cond func() bool, meanwhile func()) {
+		t.Helper()
+		// A guard against a hang, not a speed requirement.
+		for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+			meanwhile()
+			mu.Lock()
+			done := cond() || len(bad) > 0
+			mu.Unlock()
+			if done {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s", what)
+			}
+		}
+	}
+	until("traffic", func() bool { return ok >= 20 }, func() {})
+	// The server starts DynamoDB Local again within seconds, about as long
+	// as the SDK retries a refused connection: so that the outage outlasts
+	// those retries whatever the machine's speed, it is killed again each
+	// time it comes back, until a 503 has been seen.
+	kills := 0
+	until("503 while DynamoDB Local was down", func() bool { return unavail > 0 }, func() {
+		if pid := dynamoLocalPID(t, os.Getpid(), dir); pid != 0 {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			kills++
+		}
+	})
+	until("200s once DynamoDB Local was back", func() bool { return okAfterOutage >= 20 }, func() {})
+	halt()
+	if len(bad) > 0 {
+		t.Fatalf("answers other than 200 or 503 with Retry-After: %d, first %s", len(bad), bad[0])
+	}
+	t.Logf("DynamoDB Local killed %d time(s); %d answers 200, %d answers 503, %d of the 200s after the first 503", kills, ok, unavail, okAfterOutage)
+	// The data outlived the process: every queue written is there.
+	for _, branch := range append(written, "main") {
+		if code, _, err := call("/getQueue", branch); code != 200 {
+			t.Errorf("getQueue %s after the restart: %d %v", branch, code, err)
+		}
+	}
+}
+
+// faultToken is the organization "local"'s token in these tests' servers;
+// faultTick their scheduler's period.
 const (
-	crashToken = "mg_fault_test_token"
-	crashTick  = time.Second
+	faultToken = "mg_fault_test_token"
+	faultTick  = time.Second
 )
 
 // serveProcess is `mainguard serve` run as its own process, on its own
@@ -177,14 +295,14 @@ type serveProcess struct {
 func startServeProcess(t *testing.T, bin, dir string) *serveProcess {
 	t.Helper()
 	p := &serveProcess{dir: dir, out: &testkit.SyncBuffer{}, done: make(chan struct{})}
-	p.cmd = exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data-dir", dir, "--github-sim", "off", "--tick", crashTick.String())
+	p.cmd = exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--data-dir", dir, "--github-sim", "off", "--tick", faultTick.String())
 	// Its own DynamoDB Local, not the tests' (DYNAMODB_ENDPOINT).
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "DYNAMODB_ENDPOINT=") {
 			p.cmd.Env = append(p.cmd.Env, kv)
 		}
 	}
-	p.cmd.Env = append(p.cmd.Env, "MAINGUARD_BOOTSTRAP_TOKEN="+crashToken)
+	p.cmd.Env = append(p.cmd.Env, "MAINGUARD_BOOTSTRAP_TOKEN="+faultToken)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -223,29 +341,39 @@ func (p *serveProcess) store(t *testing.T) *store.Store {
 	return tableOf(t, map[string]string{"DYNAMODB_ENDPOINT": strings.TrimSpace(string(ep))})
 }
 
-// javaPID is the process id of the server's DynamoDB Local: the child
-// process listening on the port of its endpoint.
-func (p *serveProcess) javaPID(t *testing.T) int {
+// dynamoLocalPID is the process id of the DynamoDB Local that process
+// parent runs for the server on data folder dir (its child listening on
+// the port of dir's endpoint file); 0 when none runs.
+func dynamoLocalPID(t *testing.T, parent int, dir string) int {
 	t.Helper()
-	ep, err := os.ReadFile(filepath.Join(p.dir, endpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := strings.TrimSpace(string(ep))
-	port = port[strings.LastIndex(port, ":")+1:]
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", p.cmd.Process.Pid))
+	port := strconv.Itoa(endpointPort(t, dir))
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", parent))
 	for _, task := range tasks {
 		b, _ := os.ReadFile(task)
 		for _, f := range strings.Fields(string(b)) {
+			pid, _ := strconv.Atoi(f)
 			cmdline, _ := os.ReadFile("/proc/" + f + "/cmdline")
-			if strings.Contains(string(cmdline), "\x00-port\x00"+port+"\x00") {
-				pid, _ := strconv.Atoi(f)
+			if alive(pid) && strings.Contains(string(cmdline), "\x00-port\x00"+port+"\x00") {
 				return pid
 			}
 		}
 	}
-	t.Fatalf("no child of the server runs DynamoDB Local on port %s", port)
 	return 0
+}
+
+// endpointPort is the port of the DynamoDB Local of the server on dir.
+func endpointPort(t *testing.T, dir string) int {
+	t.Helper()
+	ep, err := os.ReadFile(filepath.Join(dir, endpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := strings.TrimSpace(string(ep))
+	port, err := strconv.Atoi(s[strings.LastIndex(s, ":")+1:])
+	if err != nil {
+		t.Fatalf("endpoint %q: %v", s, err)
+	}
+	return port
 }
 
 // kill ends the server with SIGKILL, as `kill -9` does, and waits for it.
