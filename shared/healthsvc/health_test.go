@@ -736,6 +736,16 @@ func crashedIngest(t *testing.T, e *env) (id string, cases []string, counted fun
 	return id, cases, counted
 }
 
+// unusedUpload is an upload whose bundle never came.
+func unusedUpload(t *testing.T, e *env) store.Upload {
+	t.Helper()
+	up := store.Upload{ID: "00000000-0000-4000-8000-00000000dead", Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", "00000000-0000-4000-8000-00000000dead"), CreatedAt: e.clock.Now()}
+	if err := e.s.CreateUpload(context.Background(), up); err != nil {
+		t.Fatal(err)
+	}
+	return up
+}
+
 // TestCrashedIngestIsResumed cuts an ingest of 250 tests off after its
 // first batches: the upload stays CREATED under a lease, which the
 // scheduler leaves alone while it runs and takes over once it lapsed,
@@ -746,10 +756,7 @@ func TestCrashedIngestIsResumed(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	id, cases, counted := crashedIngest(t, e)
-	unused := store.Upload{ID: "00000000-0000-4000-8000-00000000dead", Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", "00000000-0000-4000-8000-00000000dead"), CreatedAt: e.clock.Now()}
-	if err := e.s.CreateUpload(ctx, unused); err != nil {
-		t.Fatal(err)
-	}
+	unused := unusedUpload(t, e)
 	// While the lease runs, nobody takes the upload over.
 	if n, err := e.svc.ResumeUploads(ctx, 4); err != nil || n != 0 {
 		t.Fatalf("resumed %d (%v) while the lease ran", n, err)
@@ -793,10 +800,7 @@ func TestInterruptedIngestIsTakenOver(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	id, cases, counted := crashedIngest(t, e)
-	unused := store.Upload{ID: "00000000-0000-4000-8000-00000000dead", Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", "00000000-0000-4000-8000-00000000dead"), CreatedAt: e.clock.Now()}
-	if err := e.s.CreateUpload(ctx, unused); err != nil {
-		t.Fatal(err)
-	}
+	unusedUpload(t, e) // no ingest started: not interrupted
 	ups, err := e.svc.Interrupted(ctx)
 	if err != nil || len(ups) != 1 || ups[0].ID != id {
 		t.Fatalf("interrupted: %v, %v; want the crashed upload alone", ups, err)
