@@ -66,6 +66,11 @@ func serve(e *env, args []string) error {
 		cfg.PublicAPIURL = "http://" + ln.Addr().String() + "/v1"
 	}
 	endpointPath := filepath.Join(*dataDir, endpointFile)
+	// The table is this data folder's own: kept in it by the DynamoDB
+	// Local started below, which only the holder of the folder's lock
+	// starts (not so for a DynamoDB given by DYNAMODB_ENDPOINT, which
+	// another server may use).
+	ownTable := cfg.DynamoEndpoint == "" && !*inMemory
 	if cfg.DynamoEndpoint == "" {
 		opt := dynamolocal.Options{}
 		if !*inMemory {
@@ -142,6 +147,8 @@ func serve(e *env, args []string) error {
 	if err := bootstrap(e.ctx, a.Store, e.getenv("MAINGUARD_BOOTSTRAP_TOKEN"), e.stdout, log); err != nil {
 		return err
 	}
+	resuming := resumeInterrupted(e.ctx, a, ownTable, log)
+	defer resuming.Wait()
 
 	srv := newHTTPServer(a.Mux(), bodyTimeout)
 	fmt.Fprintf(e.stdout, "mainguard is serving http://%s/v1 (Ctrl-C stops it)\n", ln.Addr())
@@ -191,6 +198,37 @@ func lockDataDir(dir string) (func(), error) {
 	_ = file.Truncate(0)
 	_, _ = file.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	return func() { _ = file.Close() }, nil
+}
+
+// resumeInterrupted takes over, in the background, the ingests that the
+// previous server on this data folder was running when it died (kill -9,
+// a power cut). Their uploads hold leases that look alive for minutes
+// (healthsvc.LeaseTTL), and the scheduler would resume them only once
+// those lapsed (store.ResumeGrace later). Here they can be taken over at
+// once, when the table is this folder's own (ownTable): that server is
+// gone (this one holds the folder's lock), and they are listed before
+// anything is served, so no ingest of this server holds any of them.
+// Nothing to do for an in-memory table (it starts empty) or a DynamoDB
+// other servers may share.
+func resumeInterrupted(ctx context.Context, a *app.App, ownTable bool, log *slog.Logger) *sync.WaitGroup {
+	var wg sync.WaitGroup
+	if !ownTable {
+		return &wg
+	}
+	ups, err := a.Health.Interrupted(ctx)
+	if err != nil {
+		// The scheduler resumes them once their leases lapse.
+		log.Warn("interrupted ingests not looked for", "err", err.Error())
+		return &wg
+	}
+	wg.Go(func() {
+		for _, up := range ups {
+			if err := a.Health.TakeOver(ctx, up); err != nil {
+				log.Warn("interrupted ingest not taken over; the scheduler resumes it once its lease lapses", "org", up.Org, "upload", up.ID, "err", err.Error())
+			}
+		}
+	})
+	return &wg
 }
 
 // ticker runs the scheduled function every d until ctx ends, as

@@ -681,26 +681,18 @@ func (c *crashingDB) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInpu
 	return c.DB.UpdateItem(ctx, in, o...)
 }
 
-// TestCrashedIngestIsResumed cuts an ingest of 250 tests off after its
-// first batches: the upload stays CREATED under a lease, which the
-// scheduler leaves alone while it runs and takes over once it lapsed,
-// resuming past the recorded batches so that every test counts once. An
-// address never used expires.
-func TestCrashedIngestIsResumed(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t)
+// crashedIngest is an ingest of 250 tests cut off after its first
+// batches, as by its process's death: it returns the upload, left CREATED
+// under the dead ingest's lease, its tests, and the passes counted of them.
+func crashedIngest(t *testing.T, e *env) (id string, cases []string, counted func() int) {
+	t.Helper()
 	ctx := context.Background()
-	var cases []string
 	for i := range 250 {
 		cases = append(cases, fmt.Sprintf("case%03d", i))
 	}
-	id := "00000000-0000-4000-8000-00000000c0de"
+	id = "00000000-0000-4000-8000-00000000c0de"
 	up := store.Upload{ID: id, Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", id), CreatedAt: e.clock.Now()}
 	if err := e.s.CreateUpload(ctx, up); err != nil {
-		t.Fatal(err)
-	}
-	unused := store.Upload{ID: "00000000-0000-4000-8000-00000000dead", Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", "00000000-0000-4000-8000-00000000dead"), CreatedAt: e.clock.Now()}
-	if err := e.s.CreateUpload(ctx, unused); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
@@ -720,7 +712,7 @@ func TestCrashedIngestIsResumed(t *testing.T) {
 	if err := svc.Ingest(ctx, "acme", id); err == nil {
 		t.Fatal("the ingest did not fail")
 	}
-	counted := func() int {
+	counted = func() int {
 		n := 0
 		for _, c := range cases {
 			n += sum(e.test(c).PassedByHour)
@@ -741,6 +733,30 @@ func TestCrashedIngestIsResumed(t *testing.T) {
 	if got, _ := e.s.GetUpload(ctx, "acme", id); got.State != store.UploadCreated || got.Lease == "" {
 		t.Fatalf("after the crash: %s, lease %q", got.State, got.Lease)
 	}
+	return id, cases, counted
+}
+
+// unusedUpload is an upload whose bundle never came.
+func unusedUpload(t *testing.T, e *env) store.Upload {
+	t.Helper()
+	up := store.Upload{ID: "00000000-0000-4000-8000-00000000dead", Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", "00000000-0000-4000-8000-00000000dead"), CreatedAt: e.clock.Now()}
+	if err := e.s.CreateUpload(context.Background(), up); err != nil {
+		t.Fatal(err)
+	}
+	return up
+}
+
+// TestCrashedIngestIsResumed cuts an ingest of 250 tests off after its
+// first batches: the upload stays CREATED under a lease, which the
+// scheduler leaves alone while it runs and takes over once it lapsed,
+// resuming past the recorded batches so that every test counts once. An
+// address never used expires.
+func TestCrashedIngestIsResumed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	id, cases, counted := crashedIngest(t, e)
+	unused := unusedUpload(t, e)
 	// While the lease runs, nobody takes the upload over.
 	if n, err := e.svc.ResumeUploads(ctx, 4); err != nil || n != 0 {
 		t.Fatalf("resumed %d (%v) while the lease ran", n, err)
@@ -772,6 +788,31 @@ func TestCrashedIngestIsResumed(t *testing.T) {
 	}
 	if n, _ := e.svc.ResumeUploads(ctx, 4); n != 0 {
 		t.Errorf("finished uploads are due again: %d", n)
+	}
+}
+
+// TestInterruptedIngestIsTakenOver: the local server, at start, takes
+// over at once the ingests its killed predecessor left, under their
+// leases, past the batches they recorded (Interrupted, TakeOver); an
+// upload whose ingest never started is none of them.
+func TestInterruptedIngestIsTakenOver(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	id, cases, counted := crashedIngest(t, e)
+	unusedUpload(t, e) // no ingest started: not interrupted
+	ups, err := e.svc.Interrupted(ctx)
+	if err != nil || len(ups) != 1 || ups[0].ID != id {
+		t.Fatalf("interrupted: %v, %v; want the crashed upload alone", ups, err)
+	}
+	if err := e.svc.TakeOver(ctx, ups[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.s.GetUpload(ctx, "acme", id); got.State != store.UploadIngested || got.Runs != len(cases) {
+		t.Fatalf("after the takeover: %s with %d runs", got.State, got.Runs)
+	}
+	if n := counted(); n != len(cases) {
+		t.Errorf("%d passes counted for %d runs", n, len(cases))
 	}
 }
 

@@ -36,6 +36,11 @@ import (
 // Ingest returns nil: there is nothing to retry. An error means the store or
 // the bundle store failed, and the ingest should run again.
 func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
+	return s.ingest(ctx, org, uploadID, leaseName())
+}
+
+// ingest is Ingest under the lease named lease.
+func (s *Service) ingest(ctx context.Context, org, uploadID, lease string) error {
 	ctx, bill := billing.WithBill(ctx) // filled only when the store's client is a billing.Meter (DDB_BILL)
 	up, err := s.Store.GetUpload(ctx, org, uploadID)
 	if err != nil {
@@ -47,7 +52,6 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 	// One ingest at a time: a second delivery of the event while the
 	// first runs leaves it alone; a lease that lapsed (a crash, a timeout)
 	// is taken over, and the batches recorded under it are skipped.
-	lease := leaseName()
 	if err := s.Store.ClaimUpload(ctx, org, uploadID, lease, s.Now().Add(LeaseTTL)); err != nil {
 		if errs.Is(err, errs.Conflict) {
 			s.Log.InfoContext(ctx, "upload being ingested by another run", "org", org, "upload", uploadID)
@@ -187,6 +191,48 @@ func (s *Service) ResumeUploads(ctx context.Context, perOrg int32) (int, error) 
 		}
 	}
 	return n, nil
+}
+
+// Interrupted lists, for every organization, the uploads whose ingest
+// started and never finished: the unfinished ones that hold a lease,
+// lapsed or not (at most maxInterrupted of each organization, oldest due
+// first; any beyond are resumed by ResumeUploads once due).
+func (s *Service) Interrupted(ctx context.Context) ([]store.Upload, error) {
+	orgs, err := s.Store.ListOrgs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Upload
+	for _, org := range orgs {
+		// Every unfinished upload is due by the end of time.
+		pending, err := s.Store.DueUploads(ctx, org, time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), maxInterrupted)
+		if err != nil {
+			return nil, err
+		}
+		for _, up := range pending {
+			if up.Lease != "" {
+				out = append(out, up)
+			}
+		}
+	}
+	return out, nil
+}
+
+// maxInterrupted bounds the unfinished uploads Interrupted looks at in one
+// organization: one page of the pending index.
+const maxInterrupted = 1000
+
+// TakeOver ingests an interrupted upload (one of Interrupted's) now, under
+// the lease its ingest held, so neither the lease nor the upload's due
+// time holds it back; the batches that ingest recorded are skipped. Only
+// for a caller that knows the ingest that held the lease has ended (the
+// local server at start-up: `mainguard serve`); were it still running, two
+// would run under one lease, each correct (a batch counts once) but one in
+// vain. Deployed, no function knows that: ResumeUploads waits for the
+// lease to lapse.
+func (s *Service) TakeOver(ctx context.Context, up store.Upload) error {
+	s.Log.InfoContext(ctx, "taking over an interrupted ingest", "org", up.Org, "upload", up.ID)
+	return s.ingest(ctx, up.Org, up.ID, up.Lease)
 }
 
 // toucher is a bundle store that can announce a stored bundle again (S3:
