@@ -65,6 +65,11 @@ func serve(e *env, args []string) error {
 	if e.getenv("PUBLIC_API_URL") == "" {
 		cfg.PublicAPIURL = "http://" + ln.Addr().String() + "/v1"
 	}
+	if e.getenv("PUBLIC_APP_URL") == "" {
+		// The web app is served here too, so every html_url and
+		// http_details_url the API hands out opens on this server.
+		cfg.PublicAppURL = "http://" + ln.Addr().String()
+	}
 	endpointPath := filepath.Join(*dataDir, endpointFile)
 	if cfg.DynamoEndpoint == "" {
 		opt := dynamolocal.Options{}
@@ -144,7 +149,7 @@ func serve(e *env, args []string) error {
 	}
 
 	srv := newHTTPServer(a.Mux(), bodyTimeout)
-	fmt.Fprintf(e.stdout, "mainguard is serving http://%s/v1 (Ctrl-C stops it)\n", ln.Addr())
+	fmt.Fprintf(e.stdout, "mainguard is serving http://%s/v1 and the web app at http://%s/ (Ctrl-C stops it)\n", ln.Addr(), ln.Addr())
 	if sim != nil {
 		// The simulated GitHub announces its changes to our webhook, as GitHub would.
 		sim.SetWebhook("http://"+ln.Addr().String()+"/v1/github/webhook", cfg.GitHubWebhookSecret)
