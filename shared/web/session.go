@@ -86,20 +86,19 @@ func (m sessions) start(w http.ResponseWriter, r *http.Request, org string) erro
 	if err != nil {
 		return err
 	}
-	http.SetCookie(w, m.cookie(v, s.Expires))
+	http.SetCookie(w, m.cookie(v, int(SessionTTL.Seconds())))
 	return nil
 }
 
 // end clears the session cookie.
-func (m sessions) end(w http.ResponseWriter) {
-	c := m.cookie("", time.Unix(0, 0))
-	c.MaxAge = -1
-	http.SetCookie(w, c)
-}
+func (m sessions) end(w http.ResponseWriter) { http.SetCookie(w, m.cookie("", -1)) }
 
-func (m sessions) cookie(v string, expires time.Time) *http.Cookie {
+// cookie is the session cookie holding v for maxAge seconds (-1: gone).
+// Max-Age, not Expires: the browser counts it from its own clock, and the
+// signed expiry inside is checked against the server's.
+func (m sessions) cookie(v string, maxAge int) *http.Cookie {
 	return &http.Cookie{
-		Name: cookieName, Value: v, Path: "/", Expires: expires,
+		Name: cookieName, Value: v, Path: "/", MaxAge: maxAge,
 		HttpOnly: true, Secure: m.secure, SameSite: http.SameSiteStrictMode,
 	}
 }
