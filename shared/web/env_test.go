@@ -25,7 +25,11 @@ import (
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
 )
 
-func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
+func TestMain(m *testing.M) {
+	code := storetest.Main(m)
+	closeBrowser()
+	os.Exit(code)
+}
 
 var t0 = time.Date(2026, 7, 23, 9, 0, 0, 0, time.UTC)
 

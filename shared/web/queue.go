@@ -83,10 +83,10 @@ type queuePage struct {
 	NotReady []entryRow
 	Finished []entryRow
 	// How the estimates were made.
-	ETARuns     int
-	ETARun      string
-	Concurrency int
-	Depth, Wait chart
+	ETARuns               int
+	ETARun                string
+	Concurrency           int
+	DepthChart, WaitChart chart
 }
 
 type setting struct{ Name, Value string }
@@ -120,7 +120,7 @@ func (w *Web) queuePage(rw http.ResponseWriter, r *http.Request, s session, p qu
 		Repo: k.Repo.String(), Branch: k.Branch, GitHub: k.Repo.HTMLURL(),
 		figures: figuresOf(snap, now), Paused: q.State == mergequeue.QueuePaused,
 		Settings: settingsOf(q), Concurrency: max(q.Concurrency, 1),
-		Depth: depthChart(snap, now), Wait: waitChart(snap, now),
+		DepthChart: depthChart(snap, now), WaitChart: waitChart(snap, now),
 	}
 	runs := testingDurations(snap, now)
 	run := median(runs)
