@@ -65,6 +65,11 @@ func serve(e *env, args []string) error {
 	if e.getenv("PUBLIC_API_URL") == "" {
 		cfg.PublicAPIURL = "http://" + ln.Addr().String() + "/v1"
 	}
+	if e.getenv("PUBLIC_APP_URL") == "" {
+		// The web app is served here too, so every html_url and
+		// http_details_url the API hands out opens on this server.
+		cfg.PublicAppURL = "http://" + ln.Addr().String()
+	}
 	endpointPath := filepath.Join(*dataDir, endpointFile)
 	// The table is this data folder's own: kept in it by the DynamoDB
 	// Local started below, which only the holder of the folder's lock
@@ -151,7 +156,7 @@ func serve(e *env, args []string) error {
 	defer resuming.Wait()
 
 	srv := newHTTPServer(a.Mux(), bodyTimeout)
-	fmt.Fprintf(e.stdout, "mainguard is serving http://%s/v1 (Ctrl-C stops it)\n", ln.Addr())
+	fmt.Fprintf(e.stdout, "mainguard is serving http://%s/v1 and the web app at http://%s/ (Ctrl-C stops it)\n", ln.Addr(), ln.Addr())
 	if sim != nil {
 		// The simulated GitHub announces its changes to our webhook, as GitHub would.
 		sim.SetWebhook("http://"+ln.Addr().String()+"/v1/github/webhook", cfg.GitHubWebhookSecret)

@@ -31,7 +31,7 @@ func errTooLarge() error {
 // Endpoint is one route of the API, served by one function.
 type Endpoint struct {
 	Name   string // the function's folder under functions/
-	Method string // GET, POST or PUT
+	Method string // GET, POST or PUT; "" for any (the web app checks its own)
 	Path   string // below /v1, e.g. /flaky-tests/get-test-details
 	Public bool   // true: no x-api-token (status, signed PUT, GitHub webhook)
 	// LocalOnly endpoints exist only on the local server (the bundle PUT,
@@ -89,7 +89,7 @@ func (s *Server) Wrap(ep Endpoint) http.Handler {
 // admit runs the checks that come before any handler, in the order a
 // client can act on them: method, size, media type, token, rate.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) error {
-	if r.Method != ep.Method {
+	if ep.Method != "" && r.Method != ep.Method {
 		w.Header().Set("Allow", ep.Method)
 		return errs.E(errs.MethodNotAllowed, "%s %s is not allowed; use %s", r.Method, "/v1"+ep.Path, ep.Method)
 	}
@@ -138,6 +138,9 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) erro
 	}
 	return nil
 }
+
+// ClientAddress is the request's client IP address ("" when unknown).
+func ClientAddress(r *http.Request) string { return clientAddress(r) }
 
 // clientAddress is the request's client IP address ("" when unknown): the
 // host of RemoteAddr, which the Lambda adapter fills from the HTTP API's
@@ -207,6 +210,24 @@ type infoKey struct{}
 func infoOf(ctx context.Context) *reqInfo {
 	i, _ := ctx.Value(infoKey{}).(*reqInfo)
 	return i
+}
+
+// NoteError records err as the request's error for its log line, as
+// WriteError does: for handlers that answer errors in a form of their own
+// (the web app's pages).
+func NoteError(ctx context.Context, err error) {
+	if i := infoOf(ctx); i != nil {
+		i.err = err
+	}
+}
+
+// NoteOrg records the organization a request acted for, for its log line:
+// for public endpoints that authenticate by other means (the web app's
+// session).
+func NoteOrg(ctx context.Context, org string) {
+	if i := infoOf(ctx); i != nil {
+		i.org = org
+	}
 }
 
 // Org is the organization of the request's token ("" on public endpoints).

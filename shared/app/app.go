@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -13,7 +12,6 @@ import (
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/config"
-	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/healthsvc"
 	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/mergequeue/driver"
@@ -24,6 +22,7 @@ import (
 	"github.com/mainguard/mainguard/shared/testsapi"
 	"github.com/mainguard/mainguard/shared/testview"
 	"github.com/mainguard/mainguard/shared/uploadapi"
+	"github.com/mainguard/mainguard/shared/web"
 	"github.com/mainguard/mainguard/shared/webhooks"
 )
 
@@ -49,6 +48,8 @@ type App struct {
 	MergeQueue *queueapi.Handlers
 	// Scheduler is the scheduled function's work.
 	Scheduler *scheduler.Scheduler
+	// Web is the web app, on the same driver and health service.
+	Web *web.Web
 
 	handlers lambdafn.Handlers
 	local    []api.Endpoint // endpoints of the local server alone
@@ -91,6 +92,9 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 	// answers of tests deterministic; mainguard serve folds in the
 	// background (driver.Background), deployed the table's stream does.
 	mq.Driver.AfterRecord = mq.Driver.FoldNow
+	if a.Web, err = web.New(web.Setup{Base: b, Queues: mq.Driver, Health: a.Health}); err != nil {
+		return nil, err
+	}
 	a.Scheduler = &scheduler.Scheduler{Health: a.Health, Queues: mq.Driver, Webhooks: a.Webhooks, Log: b.Log}
 
 	groups := []lambdafn.Handlers{
@@ -192,8 +196,13 @@ func (a *App) Tick(ctx context.Context) error { return a.Scheduler.Tick(ctx) }
 // DeliverAll drains the webhook outbox of every organization.
 func (a *App) DeliverAll(ctx context.Context) error { return a.Webhooks.DeliverAll(ctx) }
 
+// WebFunction is what the web function runs (lambdafn.WebMain).
+func (a *App) WebFunction() api.LambdaHandler { return api.Lambda(a.WebHandler(a.Web.Handler())) }
+
 // Mux serves every endpoint under /v1 on one listener, each through the
-// Lambda adapter exactly as deployed. Unknown paths get a plain-text 404.
+// Lambda adapter exactly as deployed, and every other path to the web
+// app, as the HTTP API's $default route does (it answers unknown /v1
+// paths with the API's plain-text 404).
 func (a *App) Mux() http.Handler {
 	mux := http.NewServeMux()
 	for _, ep := range a.Endpoints() {
@@ -204,9 +213,6 @@ func (a *App) Mux() http.Handler {
 		fn, _ := a.Function(ep.Name)
 		mux.Handle("/v1"+ep.Path, api.Bridge(fn, api.MaxBody))
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("x-request-id", api.NewRequestID())
-		api.WriteError(w, r, errs.E(errs.NotFound, "no endpoint %s", strings.TrimSuffix(r.URL.Path, "/")))
-	})
+	mux.Handle("/", api.Bridge(a.WebFunction(), api.MaxBody))
 	return mux
 }

@@ -351,6 +351,45 @@ var eventScenarios = []eventScenario{
 	},
 }
 
+// runScenario makes sc happen on a fresh harness (with a simulated GitHub
+// for a merge-queue scenario), after before, and returns the harness.
+func runScenario(t *testing.T, sc eventScenario, before func(h *harness)) *harness {
+	t.Helper()
+	var h *harness
+	tweak := func(c *config.Config) { c.BundleDir = t.TempDir() }
+	var sim *githubsim.Server
+	if sc.queue != nil {
+		var err error
+		sim, err = githubsim.New(t.TempDir(), githubsim.Options{Now: func() time.Time {
+			if h == nil { // while the repository is made
+				return t0
+			}
+			return h.Now()
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = sim.Close() })
+		if _, err := sim.CreateRepo(shop, "main"); err != nil {
+			t.Fatal(err)
+		}
+		if err := sim.SetRequiredStatusChecks(shop, "main", []string{"ci"}); err != nil {
+			t.Fatal(err)
+		}
+		tweak = func(c *config.Config) {
+			c.BundleDir, c.GitHubAPIURL, c.GitHubToken = t.TempDir(), sim.URL(), "local"
+		}
+	}
+	h = newHarness(t, tweak)
+	before(h)
+	if sc.queue != nil {
+		sc.queue(t, h, sim)
+	} else {
+		sc.run(t, h)
+	}
+	return h
+}
+
 // TestEventPayloadsGolden makes each event happen, delivers it through the
 // deliver-webhooks function as the table's stream would invoke it, checks
 // every delivery with the official Svix library and compares each payload
@@ -360,39 +399,11 @@ func TestEventPayloadsGolden(t *testing.T) {
 	covered := map[string]bool{}
 	for _, sc := range eventScenarios {
 		t.Run(sc.name, func(t *testing.T) {
-			var h *harness
-			tweak := func(c *config.Config) { c.BundleDir = t.TempDir() }
-			var sim *githubsim.Server
-			if sc.queue != nil {
-				var err error
-				sim, err = githubsim.New(t.TempDir(), githubsim.Options{Now: func() time.Time {
-					if h == nil { // while the repository is made
-						return t0
-					}
-					return h.Now()
-				}})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = sim.Close() })
-				if _, err := sim.CreateRepo(shop, "main"); err != nil {
-					t.Fatal(err)
-				}
-				if err := sim.SetRequiredStatusChecks(shop, "main", []string{"ci"}); err != nil {
-					t.Fatal(err)
-				}
-				tweak = func(c *config.Config) {
-					c.BundleDir, c.GitHubAPIURL, c.GitHubToken = t.TempDir(), sim.URL(), "local"
-				}
-			}
-			h = newHarness(t, tweak)
-			rc := newWhReceiver(t)
-			rc.subscribe(t, h, "acme")
-			if sc.queue != nil {
-				sc.queue(t, h, sim)
-			} else {
-				sc.run(t, h)
-			}
+			var rc *whReceiver
+			h := runScenario(t, sc, func(h *harness) {
+				rc = newWhReceiver(t)
+				rc.subscribe(t, h, "acme")
+			})
 
 			fn, ok := h.app.EventFunction("deliver-webhooks")
 			if !ok {

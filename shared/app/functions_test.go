@@ -17,6 +17,7 @@ import (
 	"github.com/mainguard/mainguard/shared/store/storetest"
 	"github.com/mainguard/mainguard/shared/testsapi"
 	"github.com/mainguard/mainguard/shared/uploadapi"
+	webapp "github.com/mainguard/mainguard/shared/web"
 )
 
 // TestEveryFunctionServesItsRoute reads each functions/<name>/main.go: an
@@ -51,6 +52,15 @@ func TestEveryFunctionServesItsRoute(t *testing.T) {
 		if _, isEvent := lambdafn.EventFunctions[name]; isEvent {
 			if !regexp.MustCompile(`lambdafn\.EventMain\(`).Match(src) {
 				t.Errorf("%s: an event function's main runs lambdafn.EventMain", name)
+			}
+			continue
+		}
+		if name == lambdafn.WebFunction {
+			if !regexp.MustCompile(`lambdafn\.WebMain\(web\.Function\)`).Match(src) {
+				t.Errorf("%s: the web app's main runs lambdafn.WebMain(web.Function)", name)
+			}
+			if _, err := webapp.Function(ctx, b); err != nil {
+				t.Errorf("%s: %v", name, err)
 			}
 			continue
 		}

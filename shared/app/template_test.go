@@ -144,6 +144,11 @@ func TestTemplateChecker(t *testing.T) {
 				p := "/v1/flaky-tests/get-test-detail"
 				httpEvent(tpl, "GetTestDetailsFunction").Path = &p
 			}},
+		{"web app on a path of its own", `WebFunction: route "ANY" "/{proxy+}", want the $default route`,
+			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
+				m, p := "ANY", "/{proxy+}"
+				httpEvent(tpl, "WebFunction").Method, httpEvent(tpl, "WebFunction").Path = &m, &p
+			}},
 		{"route method not ANY", `StatusFunction: route method "GET", want ANY`,
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
 				m := "GET"
@@ -374,7 +379,13 @@ func checkTemplate(tpl *cloudformation.Template, folders []string, endpoints []a
 			if deref(r.ApiId) != httpApiID {
 				add("%s: route ApiId %q, want !Ref %s", id, deref(r.ApiId), httpApiID)
 			}
-			if method != "ANY" {
+			if folder == lambdafn.WebFunction {
+				// The web app takes what no route takes: no Method and no
+				// Path make SAM declare the API's $default route.
+				if method != "" || path != "" {
+					add("%s: route %q %q, want the $default route (no Method, no Path)", id, method, path)
+				}
+			} else if method != "ANY" {
 				add("%s: route method %q, want ANY (the code answers 405 itself)", id, method)
 			}
 			if hasEndpoint && path != "/v1"+ep.Path {
@@ -392,7 +403,7 @@ func checkTemplate(tpl *cloudformation.Template, folders []string, endpoints []a
 			add("functions/%s: no AWS::Serverless::Function %s in template.yaml", f, logicalID(f))
 		}
 		_, isEvent := lambdafn.EventFunctions[f]
-		if _, ok := endpointOf[f]; !ok && !isEvent {
+		if _, ok := endpointOf[f]; !ok && !isEvent && f != lambdafn.WebFunction {
 			add("functions/%s: no endpoint named %q in the route table", f, f)
 		}
 	}

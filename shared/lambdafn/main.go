@@ -46,6 +46,23 @@ func Main(name string, g Group) {
 	lambda.Start(api.Lambda(handler))
 }
 
+// WebMain runs the web app's function: its handler, built once per copy
+// by build, behind the middleware (WebHandler).
+func WebMain(build func(ctx context.Context, b *Base) (http.Handler, error)) {
+	ctx := context.Background()
+	b := mustBase()
+	h, err := build(ctx, b)
+	exitOn(err)
+	lambda.Start(api.Lambda(b.WebHandler(h)))
+}
+
+// WebHandler is the web app's handler h behind the middleware every
+// request passes: a public endpoint of any method and path, since the app
+// checks its own sessions, methods and forms.
+func (b *Base) WebHandler(h http.Handler) http.Handler {
+	return b.Server.Wrap(api.Endpoint{Name: WebFunction, Path: "/", Public: true, Handler: h})
+}
+
 // EventMain runs an event-driven function: build makes its handler (any
 // signature lambda.Start takes) from a Base.
 func EventMain[H any](build func(ctx context.Context, b *Base) (H, error)) {

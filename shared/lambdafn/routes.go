@@ -57,6 +57,12 @@ var EventFunctions = map[string]string{
 	"fold-queue-commands": "DynamoDB",
 }
 
+// WebFunction is the function serving the web app (package web): every
+// request no route of the table takes. Deployed it is the HTTP API's
+// $default route, so any path outside the route table reaches it; the
+// local server sends it every path outside /v1's endpoints.
+const WebFunction = "web"
+
 // RouteOf is the route of the named function.
 func RouteOf(name string) (Route, bool) {
 	for _, r := range Routes {

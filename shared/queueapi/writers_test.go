@@ -16,6 +16,9 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mainguard/mainguard/shared/mergequeue/driver"
 	"github.com/mainguard/mainguard/shared/repository"
@@ -267,6 +270,25 @@ func BenchmarkOneQueueFiftyWriters(b *testing.B) {
 				note("getQueue", code, d)
 			}
 		})
+		// A bare PutItem of an unrelated item, as often as one client
+		// can: what a write costs DynamoDB Local under the same load.
+		wg.Go(func() {
+			for i := 0; time.Now().Before(stop); i++ {
+				start := time.Now()
+				_, err := e.DB.PutItem(context.Background(), &dynamodb.PutItemInput{
+					TableName: aws.String(e.Table),
+					Item: map[string]types.AttributeValue{
+						store.AttrPK: &types.AttributeValueMemberS{Value: fmt.Sprintf("BENCH#%d", i)},
+						store.AttrSK: &types.AttributeValueMemberS{Value: "PUT"},
+					},
+				})
+				code := http.StatusOK
+				if err != nil {
+					code = 0
+				}
+				note("putItem", code, time.Since(start))
+			}
+		})
 		wg.Wait()
 		b.StopTimer()
 		folds.Wait()
@@ -289,7 +311,7 @@ func BenchmarkOneQueueFiftyWriters(b *testing.B) {
 			}
 			return ds[min(len(ds)-1, int(p*float64(len(ds))))]
 		}
-		for _, path := range []string{"submitPullRequest", "cancelPullRequest", "getQueue"} {
+		for _, path := range []string{"submitPullRequest", "cancelPullRequest", "getQueue", "putItem"} {
 			short := strings.TrimSuffix(path, "PullRequest")
 			b.ReportMetric(float64(len(took[path])), short+"_calls")
 			b.ReportMetric(float64(pct(path, 0.5).Microseconds())/1000, short+"_p50_ms")

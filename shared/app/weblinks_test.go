@@ -1,0 +1,72 @@
+package app_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// appLink is a link to the web app in a golden file (PUBLIC_APP_URL is
+// https://app.mainguard.test in the harness).
+var appLink = regexp.MustCompile(`https://app\.mainguard\.test(/[^"\s\\]*)`)
+
+// TestGoldenLinksOpen: every html_url and http_details_url of the golden
+// files opens a page (200) of the web app, signed in as acme. The data
+// they were written from is made again: the harness's seed, and each
+// event scenario on its own harness; each link must open on one of them.
+func TestGoldenLinksOpen(t *testing.T) {
+	t.Parallel()
+	links := map[string]bool{} // path → opened
+	err := filepath.WalkDir("testdata", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		for _, m := range appLink.FindAllStringSubmatch(string(b), -1) {
+			links[m[1]] = false
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(links) < 2 {
+		t.Fatalf("only %d links to the web app in the golden files", len(links))
+	}
+	open := func(h *harness) {
+		mux := h.app.Mux()
+		signIn := httptest.NewRequest(http.MethodPost, "/signin", strings.NewReader(url.Values{"token": {h.tokens["{{TOKEN}}"]}}.Encode()))
+		signIn.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, signIn)
+		cookies := w.Result().Cookies()
+		if w.Code != http.StatusSeeOther || len(cookies) != 1 {
+			t.Fatalf("sign in: %d %s", w.Code, w.Body)
+		}
+		for path := range links {
+			req := httptest.NewRequest(http.MethodGet, path, nil)
+			req.AddCookie(cookies[0])
+			w := httptest.NewRecorder()
+			mux.ServeHTTP(w, req)
+			if w.Code == http.StatusOK {
+				links[path] = true
+			}
+		}
+	}
+	seeded := newHarness(t, nil)
+	seeded.seedQueues(t)
+	open(seeded)
+	for _, sc := range eventScenarios {
+		open(runScenario(t, sc, func(*harness) {}))
+	}
+	for path, opened := range links {
+		if !opened {
+			t.Errorf("%s does not open on any harness", path)
+		}
+	}
+}

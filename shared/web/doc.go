@@ -1,0 +1,26 @@
+// Package web owns the web app: the server-rendered pages every html_url
+// and http_details_url of the API points at, sign-in with an organization's
+// API token, and the few actions a page offers, which call the same code as
+// the API. One handler serves it deployed (the function web, the HTTP
+// API's $default route) and on the local server (every path outside /v1's
+// endpoints), behind the shared middleware.
+//
+// Routes, and the DynamoDB calls each page makes (written again on each
+// handler; none scans):
+//
+//	| route                                           | page                 | DynamoDB calls                               |
+//	|-------------------------------------------------|----------------------|----------------------------------------------|
+//	| GET  /signin, POST /signin, POST /signout       | sign-in              | POST: 1 GetItem (the token)                  |
+//	| GET  /{org}                                     | organization home    | 1 Query + 4 Queries per repository (≤ 50)    |
+//	| GET  /{org}/merge-queue/{owner}/{name}/{branch} | queue                | 1 Query (2 on a GitHub Enterprise host)      |
+//	| GET  …/{branch}/pr/{n}                          | pull request         | 1 Query + ≤ 1 GetItem + ≤ 10 GetItems (runs) |
+//	| GET  /{org}/flaky-tests?repo={owner}/{name}     | unhealthy tests      | 1 GetItem + 3 Queries + ≤ 9 BatchGetItems    |
+//	| GET  /{org}/flaky-tests/test/{id}?repo=…        | test                 | 1 BatchGetItem + 6 Queries (3 days of fails) |
+//
+// The deployment's session secret adds one GetItem per function copy, once.
+//
+// A session is a cookie holding the organization, an expiry and a random
+// nonce, signed with HMAC-SHA256 under that secret (session.go); each
+// form carries a CSRF token derived from the nonce, so a form is good only
+// for the session that rendered it.
+package web

@@ -1,0 +1,163 @@
+package web
+
+import (
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/store"
+)
+
+// maxRuns bounds the runs a PR's page reads.
+const maxRuns = 10
+
+type prPage struct {
+	N                                   int
+	Title, Author, State, Reason, Since string
+	Priority, QueueHref, GitHub, Queue  string
+	Active                              bool
+	Retries                             int
+	Timeline                            []step
+	Runs                                []runView
+	MoreRuns                            int
+}
+
+type step struct {
+	At, From, To, Reason, Run string
+	Bisection                 bool
+}
+
+type runView struct {
+	ID, Status, Reason, Created, Ended string
+	TestBranch, TestBranchHref         string
+	HeadSHA, HeadHref                  string
+	Lane                               int
+	Batch                              []runPR
+	Bisection, Direct                  bool
+	BisectOf, RetryOf                  string
+	Checks                             []checkView
+	Evidence                           []mergequeue.FailedTest
+}
+
+type runPR struct {
+	N                 int
+	Title, Href       string
+	UnderTest, IsThis bool
+}
+
+type checkView struct{ Name, Kind, State, Href string }
+
+// prPage serves a PR's page, the http_details_url of the queue's events:
+// its timeline, each of its runs with branch, statuses and checks, batch
+// and bisection membership and flaky-retry evidence.
+//
+// DynamoDB: 1 Query (the queue, as queuePage), 1 GetItem for the entry
+// when the snapshot no longer holds it, and 1 GetItem per run shown (at
+// most maxRuns): stored runs carry the checks' addresses.
+func (w *Web) prPage(rw http.ResponseWriter, r *http.Request, s session, p queuePath) error {
+	ctx := r.Context()
+	rec, err := w.queueView(ctx, s.Org, p)
+	if err != nil {
+		return err
+	}
+	stored, err := w.Store.QueueEntry(ctx, rec, p.PR)
+	if err != nil {
+		return err
+	}
+	e, k, now := stored.Entry, rec.Key, w.Now()
+	page := prPage{
+		N: e.PRNumber, Title: e.PR.Title, Author: e.PR.Author, State: string(e.State), Reason: e.Reason,
+		Since: duration(now.Sub(e.StateChangedAt)), Priority: mergequeue.PriorityName(e.Priority),
+		QueueHref: queueHref(s.Org, k.Repo, k.Branch), GitHub: gitHubPR(k.Repo, e.PRNumber),
+		Queue: k.Repo.Owner + "/" + k.Repo.Name + " " + k.Branch, Active: e.Active(), Retries: e.Retries,
+	}
+	// The timeline: the transitions the queue still keeps (its last
+	// mergequeue.MaxKeptTransitions), and the runs they name.
+	var runIDs []string
+	addRun := func(id string) {
+		if id != "" && !slices.Contains(runIDs, id) {
+			runIDs = append(runIDs, id)
+		}
+	}
+	for _, t := range rec.Snapshot.Transitions {
+		if t.EntryID != e.ID {
+			continue
+		}
+		page.Timeline = append(page.Timeline, step{
+			At: t.At.UTC().Format(time.DateTime), From: string(t.From), To: string(t.To),
+			Reason: t.Reason, Run: t.RunID, Bisection: t.Bisection,
+		})
+		addRun(t.RunID)
+	}
+	addRun(e.RunID)
+	slices.Reverse(runIDs) // newest first
+	if len(runIDs) > maxRuns {
+		page.MoreRuns, runIDs = len(runIDs)-maxRuns, runIDs[:maxRuns]
+	}
+	for _, id := range runIDs {
+		run, err := w.Store.QueueRun(ctx, s.Org, id)
+		if errs.Is(err, errs.NotFound) {
+			continue // expired with its queue's history
+		}
+		if err != nil {
+			return err
+		}
+		page.Runs = append(page.Runs, w.runView(s.Org, rec, run, e))
+	}
+	return w.render(rw, r, http.StatusOK, "pr.html", &s, view{
+		Title: "PR #" + strconv.Itoa(e.PRNumber) + " " + e.PR.Title, Page: page,
+		Crumbs: []crumb{{s.Org, orgHref(s.Org)}, {page.Queue, page.QueueHref}},
+	})
+}
+
+func (w *Web) runView(org string, rec store.QueueRecord, rr store.RunRecordMQ, e mergequeue.Entry) runView {
+	run, k := rr.Run, rec.Key
+	v := runView{
+		ID: run.ID, Status: string(run.Status), Reason: run.Reason,
+		Created:    run.CreatedAt.UTC().Format(time.DateTime),
+		TestBranch: run.TestBranch, HeadSHA: run.HeadSHA, Lane: run.Lane,
+		Bisection: run.Bisection || run.BisectOf != "", Direct: run.Direct, BisectOf: run.BisectOf, RetryOf: run.RetryOf,
+	}
+	if !run.EndedAt.IsZero() {
+		v.Ended = run.EndedAt.UTC().Format(time.DateTime)
+	}
+	if run.TestBranch != "" {
+		v.TestBranchHref = gitHubTree(k.Repo, run.TestBranch)
+	}
+	if run.HeadSHA != "" {
+		v.HeadHref = gitHubCommit(k.Repo, run.HeadSHA)
+	}
+	for _, p := range run.PRs {
+		v.Batch = append(v.Batch, runPR{N: p.PRNumber, Title: p.Title, Href: prHref(org, k.Repo, k.Branch, p.PRNumber), UnderTest: p.UnderTest, IsThis: p.PRNumber == e.PRNumber})
+	}
+	seen := map[string]bool{}
+	for _, c := range rr.Checks {
+		state := strings.ToLower(c.State)
+		if c.Kind == "check_run" {
+			state = strings.ToLower(c.Status)
+			if c.Conclusion != "" {
+				state = strings.ToLower(c.Conclusion)
+			}
+		}
+		href := c.URL
+		if href == "" && run.HeadSHA != "" {
+			href = gitHubCommit(k.Repo, run.HeadSHA)
+		}
+		v.Checks = append(v.Checks, checkView{Name: c.Name, Kind: c.Kind, State: state, Href: href})
+		seen[c.Name] = true
+	}
+	// Required statuses not reported yet, as the engine sees them.
+	for _, name := range run.RequiredStatuses {
+		if !seen[name] {
+			v.Checks = append(v.Checks, checkView{Name: name, Kind: "required", State: strings.ToLower(string(run.Checks[name])), Href: v.HeadHref})
+		}
+	}
+	if run.Evidence != nil {
+		v.Evidence = run.Evidence.Failed
+	}
+	return v
+}

@@ -1,0 +1,132 @@
+package web
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// cookieName is the session cookie. The __Host- prefix, which browsers
+// honour only on Secure cookies, would pin it to the host; plain http
+// (the local server) cannot have it, so one name serves both.
+const cookieName = "mainguard_session"
+
+// SessionTTL is how long a sign-in lasts. A session outlives a revoked
+// token for at most this long: pages do not read the token again, which
+// keeps them to the calls their handlers list.
+const SessionTTL = 8 * time.Hour
+
+// session is a signed-in person: the organization of the token they gave.
+type session struct {
+	Org     string
+	Expires time.Time
+	Nonce   string // random per sign-in; the CSRF token derives from it
+}
+
+// sessions signs and reads session cookies with the deployment's secret.
+type sessions struct {
+	secret func(ctx context.Context) ([]byte, error)
+	secure bool // Secure cookies: the app is served over https
+	now    func() time.Time
+}
+
+// value is s as a cookie value: the fields, then their MAC, base64url.
+func (m sessions) value(ctx context.Context, s session) (string, error) {
+	payload := s.Org + "|" + strconv.FormatInt(s.Expires.Unix(), 10) + "|" + s.Nonce
+	mac, err := m.mac(ctx, "session", payload)
+	if err != nil {
+		return "", err
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + base64.RawURLEncoding.EncodeToString(mac), nil
+}
+
+// read is the request's session; false when there is none, or its cookie
+// is forged, malformed or expired (all alike: sign in again).
+func (m sessions) read(r *http.Request) (session, bool, error) {
+	c, err := r.Cookie(cookieName)
+	if err != nil {
+		return session{}, false, nil
+	}
+	p64, m64, ok := strings.Cut(c.Value, ".")
+	payload, err1 := base64.RawURLEncoding.DecodeString(p64)
+	got, err2 := base64.RawURLEncoding.DecodeString(m64)
+	if !ok || err1 != nil || err2 != nil {
+		return session{}, false, nil
+	}
+	want, err := m.mac(r.Context(), "session", string(payload))
+	if err != nil {
+		return session{}, false, err
+	}
+	if !hmac.Equal(got, want) {
+		return session{}, false, nil
+	}
+	parts := strings.Split(string(payload), "|")
+	if len(parts) != 3 {
+		return session{}, false, nil
+	}
+	exp, err := strconv.ParseInt(parts[1], 10, 64)
+	if err != nil || !m.now().Before(time.Unix(exp, 0)) {
+		return session{}, false, nil
+	}
+	return session{Org: parts[0], Expires: time.Unix(exp, 0), Nonce: parts[2]}, true, nil
+}
+
+// start makes a new session of org and sets its cookie.
+func (m sessions) start(w http.ResponseWriter, r *http.Request, org string) error {
+	var nonce [16]byte
+	_, _ = rand.Read(nonce[:])
+	s := session{Org: org, Expires: m.now().Add(SessionTTL), Nonce: base64.RawURLEncoding.EncodeToString(nonce[:])}
+	v, err := m.value(r.Context(), s)
+	if err != nil {
+		return err
+	}
+	http.SetCookie(w, m.cookie(v, int(SessionTTL.Seconds())))
+	return nil
+}
+
+// end clears the session cookie.
+func (m sessions) end(w http.ResponseWriter) { http.SetCookie(w, m.cookie("", -1)) }
+
+// cookie is the session cookie holding v for maxAge seconds (-1: gone).
+// Max-Age, not Expires: the browser counts it from its own clock, and the
+// signed expiry inside is checked against the server's.
+func (m sessions) cookie(v string, maxAge int) *http.Cookie {
+	return &http.Cookie{
+		Name: cookieName, Value: v, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, Secure: m.secure, SameSite: http.SameSiteStrictMode,
+	}
+}
+
+// csrf is the CSRF token of s's forms.
+func (m sessions) csrf(ctx context.Context, s session) (string, error) {
+	mac, err := m.mac(ctx, "csrf", s.Nonce)
+	return base64.RawURLEncoding.EncodeToString(mac), err
+}
+
+// checkCSRF reports whether the form's csrf field is s's token.
+func (m sessions) checkCSRF(r *http.Request, s session) (bool, error) {
+	want, err := m.csrf(r.Context(), s)
+	if err != nil {
+		return false, err
+	}
+	got := r.PostFormValue("csrf")
+	return got != "" && hmac.Equal([]byte(got), []byte(want)), nil
+}
+
+// mac is the HMAC-SHA256 of msg under the secret, for one purpose (a
+// session's MAC is never a valid CSRF token, nor the other way round).
+func (m sessions) mac(ctx context.Context, purpose, msg string) ([]byte, error) {
+	key, err := m.secret(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte(purpose + "\x00" + msg))
+	return h.Sum(nil), nil
+}

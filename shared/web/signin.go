@@ -1,0 +1,78 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/errs"
+)
+
+// signInPage is the sign-in form's data.
+type signInPage struct {
+	Next    string
+	Message string // why the last attempt failed, plainly
+}
+
+// signInForm serves GET /signin: no DynamoDB call.
+func (w *Web) signInForm(rw http.ResponseWriter, r *http.Request) {
+	if err := w.render(rw, r, http.StatusOK, "signin.html", nil, view{Title: "Sign in", Page: signInPage{Next: safeNext(r.URL.Query().Get("next"))}}); err != nil {
+		w.fail(rw, r, err)
+	}
+}
+
+// signIn serves POST /signin: 1 GetItem (the token's item). A token that
+// is not accepted, for whatever reason (unknown, revoked, malformed), gets
+// the form again with one plain sentence, so the answer tells a guesser
+// nothing; failures count against the client's address as the API's do.
+func (w *Web) signIn(rw http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(rw, r.Body, 64<<10)
+	next := safeNext(r.PostFormValue("next"))
+	client := api.ClientAddress(r)
+	if w.SignInFailures != nil && client != "" {
+		if blocked, _ := w.SignInFailures.Blocked(client); blocked {
+			w.fail(rw, r, errs.E(errs.RateLimited, "too many failed sign-ins"))
+			return
+		}
+	}
+	org, err := w.Store.Authenticate(r.Context(), strings.TrimSpace(r.PostFormValue("token")))
+	if err != nil && errs.Is(err, errs.Unauthorized) {
+		if w.SignInFailures != nil && client != "" {
+			w.SignInFailures.Allow(client)
+		}
+		page := signInPage{Next: next, Message: "That token was not accepted. Check it and try again."}
+		if err := w.render(rw, r, http.StatusUnauthorized, "signin.html", nil, view{Title: "Sign in", Page: page}); err != nil {
+			w.fail(rw, r, err)
+		}
+		return
+	}
+	if err != nil {
+		w.fail(rw, r, err)
+		return
+	}
+	if err := w.sessions.start(rw, r, org); err != nil {
+		w.fail(rw, r, err)
+		return
+	}
+	if next == "" || !strings.HasPrefix(strings.ToLower(next), "/"+strings.ToLower(org)) {
+		next = "/" + url.PathEscape(org)
+	}
+	http.Redirect(rw, r, next, http.StatusSeeOther)
+}
+
+// signOut serves POST /signout (a form, CSRF-checked): no DynamoDB call.
+func (w *Web) signOut(rw http.ResponseWriter, r *http.Request, _ session) error {
+	w.sessions.end(rw)
+	http.Redirect(rw, r, "/signin", http.StatusSeeOther)
+	return nil
+}
+
+// safeNext keeps a return address only when it is a path of this site:
+// "//host" and "/\host" would leave it.
+func safeNext(next string) string {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		return ""
+	}
+	return next
+}

@@ -1,0 +1,297 @@
+package web
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testhealth"
+	"github.com/mainguard/mainguard/shared/testview"
+)
+
+// listLimit bounds each index a test list reads.
+const listLimit = 100
+
+// repoOf is the repository a test page's query names: repo=owner/name, as
+// the API's html_url has it, on github.com unless host= says otherwise.
+func repoOf(r *http.Request) (repository.Ref, error) {
+	q := r.URL.Query()
+	owner, name, ok := strings.Cut(q.Get("repo"), "/")
+	if !ok || owner == "" || name == "" {
+		return repository.Ref{}, errs.E(errs.Invalid, "the address needs ?repo=owner/name")
+	}
+	host := q.Get("host")
+	if host == "" {
+		host = "github.com"
+	}
+	return repository.Ref{Host: host, Owner: owner, Name: name}, nil
+}
+
+type testRow struct {
+	Name, Href, Status, Reason, Owners, LastFailure string
+	FailureRate                                     string // 7 days, as a percentage
+	rate                                            float64
+	last                                            time.Time
+	PRs                                             int
+	Quarantined                                     bool
+}
+
+type testListPage struct {
+	Repo, Status, Owner, Sort string
+	RepoParam, HostParam      string // the query's repo= and host=, kept by the filter form
+	Quarantined               bool
+	Tests                     []testRow
+	Truncated                 bool
+	Self                      string // the page's address without filters
+}
+
+// testList serves GET /{org}/flaky-tests?repo=…: the repository's flaky,
+// broken and quarantined tests, filtered by status, owner and quarantine,
+// sorted by failure rate (7 days), PRs impacted or last failure.
+//
+// DynamoDB: 1 GetItem (the repository's settings), 3 Queries (the flaky
+// and broken indexes, the quarantine index; at most listLimit entries
+// each) and the BatchGetItems of their tests (each test is three items:
+// at most 3 per index).
+func (w *Web) testList(rw http.ResponseWriter, r *http.Request, s session) error {
+	ctx := r.Context()
+	ref, err := repoOf(r)
+	if err != nil {
+		return err
+	}
+	repo, err := w.Store.GetRepo(ctx, s.Org, ref)
+	if err != nil {
+		return err
+	}
+	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+	q := r.URL.Query()
+	page := testListPage{
+		Repo: repo.Ref.String(), Status: q.Get("status"), Owner: strings.TrimSpace(q.Get("owner")),
+		Quarantined: q.Get("quarantined") == "on", Sort: cmp.Or(q.Get("sort"), "failure_rate"),
+		Self: testsHref(s.Org, repo.Ref), RepoParam: q.Get("repo"), HostParam: q.Get("host"),
+	}
+	byID := map[string]testhealth.TestCase{}
+	read := func(list func(store.PageQuery) (store.Page, error)) error {
+		p, err := list(store.PageQuery{Limit: listLimit})
+		if err != nil {
+			return err
+		}
+		page.Truncated = page.Truncated || p.Next != ""
+		for _, tc := range p.Tests {
+			byID[tc.ID] = tc
+		}
+		return nil
+	}
+	for _, status := range []string{testhealth.Flaky, testhealth.Broken} {
+		if err := read(func(pq store.PageQuery) (store.Page, error) {
+			return w.Store.ListUnhealthy(ctx, s.Org, repo.Ref, status, pq)
+		}); err != nil {
+			return err
+		}
+	}
+	if err := read(func(pq store.PageQuery) (store.Page, error) {
+		return w.Store.ListQuarantineCandidates(ctx, s.Org, repo.Ref, false, pq)
+	}); err != nil {
+		return err
+	}
+	now := w.Now()
+	for _, tc := range byID {
+		tc.Quarantined = testhealth.Quarantined(tc, settings)
+		v := w.Viewer.Full(tc, settings, now)
+		switch {
+		case page.Status != "" && page.Status != v.Status.Value:
+			continue
+		case page.Quarantined && !tc.Quarantined:
+			continue
+		case page.Owner != "" && !slices.ContainsFunc(tc.Codeowners, func(o string) bool { return strings.EqualFold(o, page.Owner) }):
+			continue
+		case v.Status.Value == testhealth.Healthy && !tc.Quarantined:
+			continue // a candidate overridden to always, in a repository that does not quarantine
+		}
+		row := testRow{
+			Name: tc.Name, Href: testHref(s.Org, repo.Ref, tc.ID), Status: v.Status.Value, Reason: v.Status.Reason,
+			Owners: strings.Join(tc.Codeowners, ", "), rate: *v.FailureRateLast7d, FailureRate: percent(*v.FailureRateLast7d),
+			PRs: v.PullRequestsImpacted, Quarantined: tc.Quarantined, last: lastFailure(tc),
+		}
+		if !row.last.IsZero() {
+			row.LastFailure = row.last.UTC().Format(time.DateTime)
+		}
+		page.Tests = append(page.Tests, row)
+	}
+	slices.SortFunc(page.Tests, func(a, b testRow) int {
+		var c int
+		switch page.Sort {
+		case "prs":
+			c = cmp.Compare(b.PRs, a.PRs)
+		case "last_failure":
+			c = b.last.Compare(a.last)
+		default:
+			c = cmp.Compare(b.rate, a.rate)
+		}
+		return cmp.Or(c, strings.Compare(a.Name, b.Name))
+	})
+	return w.render(rw, r, http.StatusOK, "tests.html", &s, view{Title: "Tests of " + page.Repo, Page: page,
+		Crumbs: []crumb{{s.Org, orgHref(s.Org)}}})
+}
+
+func lastFailure(tc testhealth.TestCase) time.Time {
+	var last time.Time
+	for _, c := range tc.Failures {
+		if c.Last.After(last) {
+			last = c.Last
+		}
+	}
+	return last
+}
+
+func percent(r float64) string { return strconv.FormatFloat(r*100, 'f', 1, 64) + "%" }
+
+// runDays is how many days of failed runs a test's page lists.
+const runDays = 3
+
+type testPage struct {
+	testview.TestCase
+	Repo, Override, ListHref, Self string
+	Rate24h, Rate7d                string
+	FlakeSHA, FlakeBranch          string
+	Chart                          chart
+	Runs                           []runRow
+	QuarantineOn                   bool
+}
+
+type runRow struct {
+	At, Branch, SHA, Status, Message, PRHref string
+	PR                                       int
+}
+
+// testPage serves GET /{org}/flaky-tests/test/{id}?repo=…, the html_url
+// of the API: status and reason, rates, daily failure rate over the
+// history kept, most common failures, its failed runs of the last days,
+// owners, ticket and quarantine override.
+//
+// DynamoDB: 1 BatchGetItem (the repository and the test's items, as
+// get-test-details) and 2 Queries per day of failed runs listed (runDays
+// + 1 days touched: the day's runs and the earlier layout's index; each a
+// page per 1 MB of the repository's failures that day).
+func (w *Web) testPage(rw http.ResponseWriter, r *http.Request, s session) error {
+	ctx := r.Context()
+	ref, err := repoOf(r)
+	if err != nil {
+		return err
+	}
+	id := strings.ToLower(r.PathValue("id"))
+	repo, tc, err := w.Store.ShowTest(ctx, s.Org, ref, id)
+	if err != nil {
+		return err
+	}
+	now := w.Now()
+	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+	tc.Quarantined = testhealth.Quarantined(tc, settings)
+	v := w.Viewer.Full(tc, settings, now)
+	page := testPage{
+		TestCase: v, Repo: repo.Ref.String(), Override: testview.OverrideName(tc.QuarantineOverride),
+		ListHref: testsHref(s.Org, repo.Ref), Self: testHref(s.Org, repo.Ref, tc.ID),
+		Rate24h: percent(*v.FailureRateLast24h), Rate7d: percent(*v.FailureRateLast7d),
+		Chart: dailyRateChart(tc), QuarantineOn: settings.QuarantineEnabled,
+	}
+	if tc.Flake != nil {
+		page.FlakeSHA, page.FlakeBranch = tc.Flake.SHA, tc.Flake.Branch
+	}
+	if page.Runs, err = w.failedRuns(ctx, s.Org, repo.Ref, tc.ID, now); err != nil {
+		return err
+	}
+	return w.render(rw, r, http.StatusOK, "test.html", &s, view{Title: tc.Name, Page: page,
+		Crumbs: []crumb{{s.Org, orgHref(s.Org)}, {page.Repo, page.ListHref}}})
+}
+
+// failedRuns are the test's failed runs of the last runDays days, newest
+// first: passing runs are counted, not kept.
+func (w *Web) failedRuns(ctx context.Context, org string, repo repository.Ref, id string, now time.Time) ([]runRow, error) {
+	runs, err := w.Store.FailedRunsBetween(ctx, org, repo, now.Add(-runDays*testhealth.Day), now.Add(time.Second))
+	if err != nil {
+		return nil, err
+	}
+	var out []runRow
+	for _, run := range runs {
+		if !strings.EqualFold(run.TestID, id) {
+			continue
+		}
+		row := runRow{At: run.At.UTC().Format(time.DateTime), Branch: run.Branch, SHA: run.SHA, Status: run.Status, Message: run.Message, PR: run.PR}
+		if run.PR > 0 {
+			row.PRHref = gitHubPR(repo, run.PR)
+		}
+		out = append(out, row)
+	}
+	slices.SortFunc(out, func(a, b runRow) int { return strings.Compare(b.At, a.At) })
+	return out, nil
+}
+
+// dailyRateChart is the test's failure rate of each day of the history
+// its hour counters keep.
+func dailyRateChart(tc testhealth.TestCase) chart {
+	c := chart{Title: "Daily failure rate", XLabel: "day (UTC)", YLabel: "failed runs / all runs", Unit: "%", TimeFormat: "Jan 2"}
+	passed, failed := map[int64]int{}, map[int64]int{}
+	first, last := int64(-1), int64(-1)
+	add := func(m map[string]int, into map[int64]int) {
+		for k, n := range m {
+			h, err := strconv.ParseInt(k, 10, 64)
+			if err != nil {
+				continue
+			}
+			d := h / 24
+			into[d] += n
+			if first < 0 || d < first {
+				first = d
+			}
+			last = max(last, d)
+		}
+	}
+	add(tc.PassedByHour, passed)
+	add(tc.FailedByHour, failed)
+	if first < 0 {
+		return c
+	}
+	for d := first; d <= last; d++ {
+		b := bar{At: time.Unix(d*86400, 0)}
+		if n := passed[d] + failed[d]; n > 0 {
+			b.Value = 100 * float64(failed[d]) / float64(n)
+		} else {
+			b.Empty = true
+		}
+		c.Bars = append(c.Bars, b)
+	}
+	return c
+}
+
+// setOverride serves the test page's form: the quarantine override, set
+// as `mainguard test quarantine` sets it (healthsvc.SetOverride, with its
+// event), then back to the page.
+//
+// DynamoDB: 1 BatchGetItem and 1 TransactWriteItems (the health write and
+// its event), retried on a concurrent change.
+func (w *Web) setOverride(rw http.ResponseWriter, r *http.Request, s session) error {
+	ref, err := repoOf(r)
+	if err != nil {
+		return err
+	}
+	override := r.PostFormValue("override")
+	if override == "UNSPECIFIED" {
+		override = ""
+	}
+	id := strings.ToLower(r.PathValue("id"))
+	actor := testview.Actor{FullName: fmt.Sprintf("web app (%s)", s.Org)}
+	tc, err := w.Health.SetOverride(r.Context(), s.Org, ref, id, override, actor, "set in the web app")
+	if err != nil {
+		return err
+	}
+	http.Redirect(rw, r, testHref(s.Org, ref, tc.ID), http.StatusSeeOther)
+	return nil
+}

@@ -1,0 +1,278 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/healthsvc"
+	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/queueapi"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testview"
+)
+
+// Web is the web app.
+type Web struct {
+	Store *store.Store
+	// Queues is the merge queue's driver: its views of queues (pending
+	// commands applied) and the commands the pages' actions record.
+	Queues *driver.Driver
+	// Health sets quarantine overrides, as the administration program does.
+	Health *healthsvc.Service
+	Viewer testview.Viewer
+	Now    func() time.Time
+	Log    *slog.Logger
+	// Hosts are the git hosts a queue's page may be on, tried in order:
+	// the pages' addresses (driver.Driver.DetailsURL) name none.
+	Hosts []string
+	// SignInFailures limits failed sign-ins per client address, as the API
+	// limits failed authentications (nil: no limit).
+	SignInFailures *api.RateLimiter
+
+	sessions sessions
+}
+
+// Setup is what New builds the app from.
+type Setup struct {
+	Base   *lambdafn.Base
+	Queues *driver.Driver     // nil: built from Base
+	Health *healthsvc.Service // nil: built from Base
+}
+
+// New builds the web app.
+func New(s Setup) (*Web, error) {
+	b := s.Base
+	viewer := testview.Viewer{PublicAppURL: b.Config.PublicAppURL}
+	if s.Queues == nil {
+		d, err := driver.New(driver.Setup{Config: b.Config, Store: b.Store, Now: b.Now, Log: b.Log})
+		if err != nil {
+			return nil, err
+		}
+		s.Queues = d
+	}
+	if s.Health == nil {
+		// No bundles: the app never ingests.
+		s.Health = healthsvc.New(b.Store, nil, viewer, b.Now, b.NewID, b.Log)
+	}
+	hosts := []string{"github.com"}
+	if h := queueapi.EnterpriseHost(b.Config.GitHubAPIURL); h != "" {
+		hosts = append(hosts, h)
+	}
+	return &Web{
+		Store: b.Store, Queues: s.Queues, Health: s.Health, Viewer: viewer, Now: b.Now, Log: b.Log,
+		Hosts: hosts, SignInFailures: b.Server.AuthFailures,
+		sessions: sessions{
+			secret: b.Secret("web-session"),
+			secure: strings.HasPrefix(b.Config.PublicAppURL, "https://"),
+			now:    b.Now,
+		},
+	}, nil
+}
+
+// Function is the web function's handler (lambdafn.WebMain).
+func Function(_ context.Context, b *lambdafn.Base) (http.Handler, error) {
+	w, err := New(Setup{Base: b})
+	if err != nil {
+		return nil, err
+	}
+	return w.Handler(), nil
+}
+
+// Handler serves every page. Paths under /v1 are the API's: one that
+// reaches the app names no endpoint, and is answered as the API answers.
+func (w *Web) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", w.root)
+	mux.HandleFunc("GET /signin", w.signInForm)
+	mux.HandleFunc("POST /signin", w.signIn)
+	mux.HandleFunc("POST /signout", w.action(w.signOut))
+	mux.HandleFunc("GET /{org}", w.page(w.orgHome))
+	mux.HandleFunc("GET /{org}/merge-queue/{owner}/{name}/{rest...}", w.page(w.queueOrPR))
+	mux.HandleFunc("POST /{org}/merge-queue/{owner}/{name}/{rest...}", w.action(w.queueAction))
+	mux.HandleFunc("GET /{org}/flaky-tests", w.page(w.testList))
+	mux.HandleFunc("GET /{org}/flaky-tests/test/{id}", w.page(w.testPage))
+	mux.HandleFunc("POST /{org}/flaky-tests/test/{id}", w.action(w.setOverride))
+	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
+		w.fail(rw, r, errs.E(errs.NotFound, "no page %s", r.URL.Path))
+	})
+	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1" || strings.HasPrefix(r.URL.Path, "/v1/") {
+			api.WriteError(rw, r, errs.E(errs.NotFound, "no endpoint %s", strings.TrimSuffix(r.URL.Path, "/")))
+			return
+		}
+		h := rw.Header()
+		// No script runs on any page, nothing is framed, forms post here.
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("Cache-Control", "no-store")
+		mux.ServeHTTP(rw, r)
+	})
+}
+
+// pageFunc renders one page for a signed-in person of the path's
+// organization.
+type pageFunc func(w http.ResponseWriter, r *http.Request, s session) error
+
+// page runs fn for a signed-in person of the path's organization: without
+// a valid session it sends them to sign in, and another organization's
+// pages are not found, exactly as absent ones.
+func (w *Web) page(fn pageFunc) http.HandlerFunc {
+	return func(rw http.ResponseWriter, r *http.Request) {
+		s, ok := w.signedIn(rw, r)
+		if !ok {
+			return
+		}
+		if org := r.PathValue("org"); org != "" && !strings.EqualFold(org, s.Org) {
+			w.fail(rw, r, errs.E(errs.NotFound, "no organization %q for this session", org))
+			return
+		}
+		if err := fn(rw, r, s); err != nil {
+			w.fail(rw, r, err)
+		}
+	}
+}
+
+// action is page for a form's POST: its CSRF token must be the session's
+// (403 otherwise, before anything is done).
+func (w *Web) action(fn pageFunc) http.HandlerFunc {
+	return w.page(func(rw http.ResponseWriter, r *http.Request, s session) error {
+		r.Body = http.MaxBytesReader(rw, r.Body, 64<<10)
+		ok, err := w.sessions.checkCSRF(r, s)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return errForbidden
+		}
+		return fn(rw, r, s)
+	})
+}
+
+var errForbidden = errs.E(errs.Forbidden, "this form has expired or did not come from this site; go back, reload the page and try again")
+
+// signedIn is the request's session; without one it redirects to the
+// sign-in form, which comes back here once signed in.
+func (w *Web) signedIn(rw http.ResponseWriter, r *http.Request) (session, bool) {
+	s, ok, err := w.sessions.read(r)
+	if err != nil {
+		w.fail(rw, r, err)
+		return session{}, false
+	}
+	if !ok {
+		next := r.URL.RequestURI()
+		if r.Method != http.MethodGet {
+			next = r.URL.Path
+		}
+		http.Redirect(rw, r, "/signin?next="+url.QueryEscape(next), http.StatusSeeOther)
+		return session{}, false
+	}
+	api.NoteOrg(r.Context(), s.Org)
+	return s, true
+}
+
+// root sends a person to their organization's home, or to sign in.
+func (w *Web) root(rw http.ResponseWriter, r *http.Request) {
+	if s, ok := w.signedIn(rw, r); ok {
+		http.Redirect(rw, r, "/"+url.PathEscape(s.Org), http.StatusSeeOther)
+	}
+}
+
+// view is what every page's template gets.
+type view struct {
+	Title  string
+	Org    string // "" when signed out
+	CSRF   string
+	Crumbs []crumb
+	Page   any
+}
+
+type crumb struct{ Label, Href string }
+
+// render writes the named page with status.
+func (w *Web) render(rw http.ResponseWriter, r *http.Request, status int, name string, s *session, v view) error {
+	if s != nil {
+		v.Org = s.Org
+		token, err := w.sessions.csrf(r.Context(), *s)
+		if err != nil {
+			return err
+		}
+		v.CSRF = token
+	}
+	var buf bytes.Buffer
+	if err := pages[name].ExecuteTemplate(&buf, "layout", v); err != nil {
+		return errs.Wrap(errs.Internal, err, "render %s", name)
+	}
+	rw.Header().Set("Content-Type", "text/html; charset=utf-8")
+	rw.WriteHeader(status)
+	_, _ = buf.WriteTo(rw)
+	return nil
+}
+
+// fail answers err as a page: its status and a sentence a person can act
+// on; an internal error's cause stays in the log line.
+func (w *Web) fail(rw http.ResponseWriter, r *http.Request, err error) {
+	api.NoteError(r.Context(), err)
+	status, msg := http.StatusInternalServerError, "Something went wrong on our side (request id "+api.RequestID(r.Context())+")."
+	switch errs.CodeOf(err) {
+	case errs.NotFound:
+		status, msg = http.StatusNotFound, "There is no such page, or it belongs to another organization."
+	case errs.Invalid:
+		status, msg = http.StatusBadRequest, errs.MessageOf(err)
+	case errs.Forbidden:
+		status, msg = http.StatusForbidden, errs.MessageOf(err)
+	case errs.Conflict:
+		status, msg = http.StatusConflict, errs.MessageOf(err)
+	case errs.RateLimited:
+		status, msg = http.StatusTooManyRequests, "Too many attempts from this address; wait a minute and try again."
+	case errs.Unavailable:
+		status, msg = http.StatusServiceUnavailable, "The service is busy or unreachable; try again in a few seconds."
+	}
+	var s *session
+	if got, ok, _ := w.sessions.read(r); ok {
+		s = &got
+	}
+	title := http.StatusText(status)
+	if rerr := w.render(rw, r, status, "error.html", s, view{Title: title, Page: msg}); rerr != nil {
+		http.Error(rw, msg, status)
+	}
+}
+
+//go:embed templates
+var templateFS embed.FS
+
+// pages are the templates, each page with the layout.
+var pages = func() map[string]*template.Template {
+	names, err := templateFS.ReadDir("templates")
+	if err != nil {
+		panic(err)
+	}
+	out := map[string]*template.Template{}
+	for _, n := range names {
+		if n.Name() == "layout.html" {
+			continue
+		}
+		out[n.Name()] = template.Must(template.New(n.Name()).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+n.Name()))
+	}
+	return out
+}()
+
+// funcs are the templates' helpers.
+var funcs = template.FuncMap{
+	"short": func(sha string) string {
+		if len(sha) > 7 {
+			return sha[:7]
+		}
+		return sha
+	},
+}

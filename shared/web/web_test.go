@@ -1,0 +1,216 @@
+package web_test
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSignIn: no session goes to the sign-in form, which comes back to
+// the page asked for; a bad token gets the form again with one plain
+// sentence; the cookie is HttpOnly and SameSite=Strict, and signing out
+// clears it.
+func TestSignIn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := e.client()
+	if a := e.get(c, "/acme"); a.code != http.StatusSeeOther || a.location != "/signin?next=%2Facme" {
+		t.Fatalf("no session: %d to %q", a.code, a.location)
+	}
+	for _, token := range []string{"mg_wrong", "", "not a token at all", e.Tokens["acme"] + "x"} {
+		a := e.do(c, http.MethodPost, "/signin", url.Values{"token": {token}, "next": {"/acme"}})
+		if a.code != http.StatusUnauthorized || !strings.Contains(a.body, "That token was not accepted. Check it and try again.") {
+			t.Errorf("token %q: %d %s", token, a.code, a.body)
+		}
+		if strings.Contains(a.body, "revoked") || strings.Contains(a.body, "unknown") || a.header.Get("Set-Cookie") != "" {
+			t.Errorf("token %q: the answer says why, or sets a cookie: %s", token, a.body)
+		}
+	}
+	a := e.do(c, http.MethodPost, "/signin", url.Values{"token": {e.Tokens["acme"]}, "next": {"/acme"}})
+	cookie := a.header.Get("Set-Cookie")
+	if a.code != http.StatusSeeOther || a.location != "/acme" {
+		t.Fatalf("sign in: %d to %q", a.code, a.location)
+	}
+	for _, attr := range []string{"mainguard_session=", "HttpOnly", "SameSite=Strict", "Max-Age=28800"} {
+		if !strings.Contains(cookie, attr) {
+			t.Errorf("cookie %q lacks %s", cookie, attr)
+		}
+	}
+	if strings.Contains(cookie, "Secure") {
+		t.Errorf("cookie %q is Secure on plain http", cookie)
+	}
+	home := e.get(c, "/acme")
+	if home.code != http.StatusOK || !strings.Contains(home.body, "<h1>acme</h1>") {
+		t.Fatalf("home: %d %s", home.code, home.body)
+	}
+	// An open redirect is refused: next only ever names a page here.
+	a = e.do(e.client(), http.MethodPost, "/signin", url.Values{"token": {e.Tokens["acme"]}, "next": {"//evil.example/acme"}})
+	if a.location != "/acme" {
+		t.Errorf("next=//evil.example: redirected to %q", a.location)
+	}
+	out := e.do(c, http.MethodPost, "/signout", url.Values{"csrf": {csrfOf(t, home.body)}})
+	if out.code != http.StatusSeeOther || !strings.Contains(out.header.Get("Set-Cookie"), "Max-Age=0") {
+		t.Fatalf("sign out: %d %q", out.code, out.header.Get("Set-Cookie"))
+	}
+	if a := e.get(c, "/acme"); a.code != http.StatusSeeOther {
+		t.Fatalf("after signing out: %d", a.code)
+	}
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+func csrfOf(t *testing.T, page string) string {
+	t.Helper()
+	m := csrfRE.FindStringSubmatch(page)
+	if m == nil {
+		t.Fatalf("no CSRF token in the page")
+	}
+	return m[1]
+}
+
+// TestForgedAndExpiredSessions: a cookie altered, signed with another key
+// or past its expiry sends the person to sign in, as no cookie does.
+func TestForgedAndExpiredSessions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := e.client()
+	e.signIn(c, "acme")
+	u, _ := url.Parse(e.URL)
+	good := c.Jar.Cookies(u)[0].Value
+	payload, mac, _ := strings.Cut(good, ".")
+	forged := []string{
+		"b3RoZXJ8OTk5OTk5OTk5OXxub25jZQ." + mac, // "other|9999999999|nonce" with acme's MAC
+		payload + ".AAAA",
+		payload,
+		"garbage",
+	}
+	for _, v := range forged {
+		req, _ := http.NewRequest(http.MethodGet, e.URL+"/acme", nil)
+		req.AddCookie(&http.Cookie{Name: "mainguard_session", Value: v})
+		resp, err := e.client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/signin") {
+			t.Errorf("cookie %q: %d to %q", v, resp.StatusCode, resp.Header.Get("Location"))
+		}
+	}
+	e.Clock.Advance(9 * time.Hour) // past web.SessionTTL
+	if a := e.get(c, "/acme"); a.code != http.StatusSeeOther || !strings.HasPrefix(a.location, "/signin") {
+		t.Errorf("expired session: %d to %q", a.code, a.location)
+	}
+}
+
+// TestCSRF: a form without its token, or with another session's, is 403
+// and changes nothing.
+func TestCSRF(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.api("acme", "createQueue", map[string]any{"repo": webRepo, "targetBranch": "main"})
+	c, other := e.client(), e.client()
+	e.signIn(c, "acme")
+	e.signIn(other, "acme")
+	queue := "/acme/merge-queue/acme/web/main"
+	otherToken := csrfOf(t, e.get(other, queue).body)
+	for name, form := range map[string]url.Values{
+		"missing":         {"action": {"pause"}},
+		"wrong":           {"action": {"pause"}, "csrf": {"AAAA"}},
+		"another session": {"action": {"pause"}, "csrf": {otherToken}},
+	} {
+		if a := e.do(c, http.MethodPost, queue, form); a.code != http.StatusForbidden {
+			t.Errorf("%s: %d", name, a.code)
+		}
+	}
+	if a := e.get(c, queue); !strings.Contains(a.body, "RUNNING") {
+		t.Fatalf("the queue changed: %s", a.body)
+	}
+	a := e.do(c, http.MethodPost, queue, url.Values{"action": {"pause"}, "csrf": {csrfOf(t, e.get(c, queue).body)}})
+	if a.code != http.StatusSeeOther {
+		t.Fatalf("pause with the right token: %d %s", a.code, a.body)
+	}
+	if a := e.get(c, queue); !strings.Contains(a.body, "PAUSED") || !strings.Contains(a.body, "Resume the queue") {
+		t.Fatalf("not paused: %s", a.body)
+	}
+}
+
+// TestOtherOrganizationIsNotFound: acme's pages are 404 to other, the
+// same page as one that does not exist.
+func TestOtherOrganizationIsNotFound(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.api("acme", "createQueue", map[string]any{"repo": webRepo, "targetBranch": "main"})
+	n := e.openPR("one", "Add one")
+	e.submit(n)
+	e.uploadFlaky()
+	id := e.testID("test_login")
+	c := e.client()
+	e.signIn(c, "other")
+	for _, path := range []string{
+		"/acme",
+		"/acme/merge-queue/acme/web/main",
+		fmt.Sprintf("/acme/merge-queue/acme/web/main/pr/%d", n),
+		"/acme/flaky-tests?repo=acme/web",
+		"/acme/flaky-tests/test/" + id + "?repo=acme%2Fweb",
+		// other's own, absent: the same answer
+		"/other/merge-queue/acme/web/main",
+		"/other/flaky-tests/test/" + id + "?repo=acme%2Fweb",
+	} {
+		a := e.get(c, path)
+		if a.code != http.StatusNotFound || !strings.Contains(a.body, "There is no such page, or it belongs to another organization.") {
+			t.Errorf("%s: %d %s", path, a.code, a.body)
+		}
+	}
+	// An action on another organization's queue is 404 too, and changes nothing.
+	home := e.get(c, "/other")
+	if a := e.do(c, http.MethodPost, "/acme/merge-queue/acme/web/main", url.Values{"action": {"pause"}, "csrf": {csrfOf(t, home.body)}}); a.code != http.StatusNotFound {
+		t.Errorf("pause acme's queue as other: %d", a.code)
+	}
+}
+
+// TestStoredHTMLIsEscaped: a test named <script>…</script>, failure
+// messages holding it and a PR titled with it show as text on every page.
+func TestStoredHTMLIsEscaped(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.api("acme", "createQueue", map[string]any{"repo": webRepo, "targetBranch": "main"})
+	n := e.openPR("two", "Fix "+hostile)
+	e.submit(n)
+	e.uploadFlaky()
+	id := e.testID(hostile)
+	c := e.client()
+	e.signIn(c, "acme")
+	escaped := `&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;`
+	for _, path := range []string{
+		"/acme/merge-queue/acme/web/main",
+		fmt.Sprintf("/acme/merge-queue/acme/web/main/pr/%d", n),
+		"/acme/flaky-tests?repo=acme/web",
+		"/acme/flaky-tests/test/" + id + "?repo=acme%2Fweb",
+	} {
+		a := e.get(c, path)
+		if a.code != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, a.code, a.body)
+		}
+		if strings.Contains(a.body, "<script") {
+			t.Errorf("%s: a <script> element in the page", path)
+		}
+		if !strings.Contains(a.body, escaped) {
+			t.Errorf("%s: the stored text is not shown escaped", path)
+		}
+	}
+}
+
+// TestV1PathsStayTheAPIs: an unknown /v1 path is the API's plain-text 404,
+// not a page.
+func TestV1PathsStayTheAPIs(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a := e.get(e.client(), "/v1/nope")
+	if a.code != http.StatusNotFound || a.body != "no endpoint /v1/nope" || strings.Contains(a.header.Get("Content-Type"), "html") {
+		t.Fatalf("%d %q %q", a.code, a.header.Get("Content-Type"), a.body)
+	}
+}
