@@ -1,6 +1,7 @@
 package githubsim
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -223,10 +224,16 @@ func (s *Server) postLabels(w http.ResponseWriter, r *http.Request, rp *repo, nu
 	if !ok {
 		return
 	}
+	// GitHub takes {"labels": [...]} or the bare list (as go-github sends).
+	var raw json.RawMessage
+	if !decode(w, r, &raw) {
+		return
+	}
 	var body struct {
 		Labels []string `json:"labels"`
 	}
-	if !decode(w, r, &body) {
+	if err := json.Unmarshal(raw, &body.Labels); err != nil && json.Unmarshal(raw, &body) != nil {
+		writeError(w, 400, "Problems parsing JSON")
 		return
 	}
 	for _, l := range body.Labels {

@@ -64,6 +64,9 @@ func TestIssueWireShapes(t *testing.T) {
 	golden(t, "reaction_201", call(t, s, "POST", "/repos/acme/app/issues/comments/"+itoa(id)+"/reactions", `{"content":"+1"}`))
 	golden(t, "reaction_200_exists", call(t, s, "POST", "/repos/acme/app/issues/comments/"+itoa(id)+"/reactions", `{"content":"+1"}`))
 	golden(t, "labels_add", call(t, s, "POST", "/repos/acme/app/issues/1/labels", `{"labels":["mainguard: testing"]}`))
+	if got := call(t, s, "POST", "/repos/acme/app/issues/1/labels", `["mainguard: testing"]`); got.Status != 200 {
+		t.Errorf("labels as a bare list: %d", got.Status)
+	}
 	golden(t, "labels_list", call(t, s, "GET", "/repos/acme/app/issues/1/labels", ""))
 	golden(t, "label_remove", call(t, s, "DELETE", "/repos/acme/app/issues/1/labels/mainguard:%20testing", ""))
 	golden(t, "label_remove_404", call(t, s, "DELETE", "/repos/acme/app/issues/1/labels/mainguard:%20testing", ""))

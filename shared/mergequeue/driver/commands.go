@@ -173,6 +173,7 @@ func (d *Driver) Fold(ctx context.Context, k store.QueueKey) error {
 		last   store.QueueRecord
 		cmds   []store.QueueCommand
 		folded bool
+		carry  outcomes
 	)
 	for round := 0; ; round++ {
 		var rec store.QueueRecord
@@ -209,7 +210,7 @@ func (d *Driver) Fold(ctx context.Context, k store.QueueKey) error {
 			return err
 		}
 		last, folded = next, true
-		_ = d.perform(ctx, k, out.Effects)
+		carry.add(d.perform(ctx, k, out.Effects))
 	}
 	var gone []store.QueueCommand
 	for _, c := range cmds {
@@ -223,7 +224,7 @@ func (d *Driver) Fold(ctx context.Context, k store.QueueKey) error {
 	if !folded {
 		return nil
 	}
-	return d.advance(ctx, last)
+	return d.advance(ctx, last, carry)
 }
 
 // FoldNow folds queue k before it returns, logging a failure (the next
