@@ -140,17 +140,11 @@ func (s *Server) postComment(w http.ResponseWriter, r *http.Request, rp *repo, n
 	if !ok {
 		return
 	}
-	var body struct {
-		Body *string `json:"body"`
-	}
-	if !decode(w, r, &body) {
+	body, ok := commentBody(w, r)
+	if !ok {
 		return
 	}
-	if body.Body == nil {
-		validation(w, "Invalid request.\n\n\"body\" wasn't supplied.")
-		return
-	}
-	c := s.addComment(rp, n, appLogin, *body.Body)
+	c := s.addComment(rp, n, appLogin, body)
 	w.Header().Set("Location", s.apiURL("/repos/%s/issues/comments/%d", rp.fullName(), c.id))
 	writeJSON(w, 201, s.commentJSON(rp, c))
 }
@@ -162,18 +156,27 @@ func (s *Server) patchComment(w http.ResponseWriter, r *http.Request, rp *repo, 
 		writeJSON(w, 404, errorJSON("Not Found", "https://docs.github.com/rest/issues/comments#update-an-issue-comment"))
 		return
 	}
+	body, ok := commentBody(w, r)
+	if !ok {
+		return
+	}
+	s.editComment(rp, c, appLogin, body)
+	writeJSON(w, 200, s.commentJSON(rp, c))
+}
+
+// commentBody reads a comment request's required body.
+func commentBody(w http.ResponseWriter, r *http.Request) (string, bool) {
 	var body struct {
 		Body *string `json:"body"`
 	}
 	if !decode(w, r, &body) {
-		return
+		return "", false
 	}
 	if body.Body == nil {
 		validation(w, "Invalid request.\n\n\"body\" wasn't supplied.")
-		return
+		return "", false
 	}
-	s.editComment(rp, c, appLogin, *body.Body)
-	writeJSON(w, 200, s.commentJSON(rp, c))
+	return *body.Body, true
 }
 
 // The reaction contents GitHub accepts.
