@@ -333,11 +333,11 @@ func TestNoticeRepeatedUntilNotified(t *testing.T) {
 	s := NewSnapshot(DefaultQueue(repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}, "main"))
 	ids := 0
 	newID := func() string { ids++; return fmt.Sprint("id-", ids) }
-	s, out, err := Submit(s, SubmitRequest{PRNumber: 7}, t0, newID)
+	s, _, err := Submit(s, SubmitRequest{PRNumber: 7}, t0, newID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, out, err = Cancel(s, CancelRequest{PRNumber: 7}, t0)
+	s, out, err := Cancel(s, CancelRequest{PRNumber: 7}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
