@@ -314,7 +314,7 @@ func startGitHubSim(ctx context.Context, addr, dir string, cfg *config.Config, s
 	if cfg.GitHubWebhookSecret == "" {
 		cfg.GitHubWebhookSecret = "local-github-sim"
 	}
-	fmt.Fprintf(stdout, "simulated GitHub at %s (control: POST %s/sim/{repo,pr,push,status,protect,merge}, GET %s/sim/history)\n", base, base, base)
+	fmt.Fprintf(stdout, "simulated GitHub at %s (control: POST %s/sim/{repo,pr,push,status,protect,merge,comment,label}, GET %s/sim/{history,comments})\n", base, base, base)
 	return sim, nil
 }
 
@@ -327,7 +327,14 @@ func startGitHubSim(ctx context.Context, addr, dir string, cfg *config.Config, s
 //	POST /sim/status  {"repo":"acme/web","branch":"trunk-merge/…" or "sha":"…" or "pr":1,"context":"ci","state":"success"}
 //	                  ("pr": the queue's test branch of that pull request)
 //	POST /sim/merge   {"repo":"acme/web","pr":1}   (a merge by hand)
-//	GET  /sim/history?repo=acme/web&branch=main    and  /sim/branches?repo=acme/web
+//	POST /sim/comment {"repo":"acme/web","pr":1,"body":"/mainguard merge","user":"dev"} → {"id":…}
+//	                  (an issue_comment webhook: the queue's comment commands)
+//	POST /sim/label   {"repo":"acme/web","pr":1,"label":"mainguard-merge","remove":false,"user":"dev"}
+//	GET  /sim/history?repo=acme/web&branch=main, /sim/branches?repo=acme/web
+//	     and /sim/comments?repo=acme/web&pr=1
+//
+// "dev", who opens the pull requests, has write access to every repository
+// made here (and so may command the queue); any other user only reads.
 func simControl(sim *githubsim.Server) http.Handler {
 	type req struct {
 		Repo     string   `json:"repo"`
@@ -339,6 +346,10 @@ func simControl(sim *githubsim.Server) http.Handler {
 		File     string   `json:"file"`
 		Content  string   `json:"content"`
 		PR       int      `json:"pr"`
+		Body     string   `json:"body"`
+		User     string   `json:"user"`
+		Label    string   `json:"label"`
+		Remove   bool     `json:"remove"`
 		SHA      string   `json:"sha"`
 		Context  string   `json:"context"`
 		State    string   `json:"state"`
@@ -352,13 +363,19 @@ func simControl(sim *githubsim.Server) http.Handler {
 			}
 		} else {
 			in.Repo, in.Branch = r.URL.Query().Get("repo"), r.URL.Query().Get("branch")
+			in.PR, _ = strconv.Atoi(r.URL.Query().Get("pr"))
+		}
+		if in.User == "" {
+			in.User = "dev"
 		}
 		var out any = struct{}{}
 		var err error
 		switch r.URL.Path {
 		case "/sim/repo":
 			var sha string
-			sha, err = sim.CreateRepo(in.Repo, in.Branch)
+			if sha, err = sim.CreateRepo(in.Repo, in.Branch); err == nil {
+				err = sim.SetPermission(in.Repo, "dev", "write")
+			}
 			out = map[string]string{"sha": sha}
 		case "/sim/protect":
 			err = sim.SetRequiredStatusChecks(in.Repo, in.Branch, in.Contexts)
@@ -387,6 +404,18 @@ func simControl(sim *githubsim.Server) http.Handler {
 			var sha string
 			sha, err = sim.MergePR(in.Repo, in.PR, githubsim.MethodSquash)
 			out = map[string]string{"sha": sha}
+		case "/sim/comment":
+			var id int64
+			id, err = sim.AddComment(in.Repo, in.PR, in.User, in.Body)
+			out = map[string]int64{"id": id}
+		case "/sim/label":
+			if in.Remove {
+				err = sim.RemoveLabel(in.Repo, in.PR, in.User, in.Label)
+			} else {
+				err = sim.AddLabel(in.Repo, in.PR, in.User, in.Label)
+			}
+		case "/sim/comments":
+			out, err = sim.Comments(in.Repo, in.PR)
 		case "/sim/history":
 			out, err = sim.History(in.Repo, in.Branch)
 		case "/sim/branches":

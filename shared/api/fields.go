@@ -72,6 +72,7 @@ var Limits = []Limit{
 	{Field: "flakyRetryPolicy", Max: 32, Chars: enumChars, About: "`KNOWN_FLAKY` or `ANY_FAILURE`"},
 	{Field: "requiredStatuses", Max: 255, Items: 100, Chars: lineChars, About: "status check contexts"},
 	{Field: "enqueueingLabel", Max: 200, Chars: lineChars, About: "GitHub label name (GitHub allows 50 characters)"},
+	{Field: "stateLabelPrefix", Max: 200, Chars: lineChars, About: "start of the state labels, ours (GitHub allows 50 characters a label)"},
 	{Field: "priority", Max: 32, Chars: enumChars, About: "priority, when a string: a name or digits"},
 	{Field: "impactedTargets", Max: 1024, Items: 100_000, Chars: lineChars, About: "targets a pull request impacts (or the string `ALL`)"},
 	{Field: "testRunId", Max: 36, Chars: uuidChars, About: "test run id"},

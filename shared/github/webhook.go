@@ -37,6 +37,9 @@ const (
 	EventCheckRun    = "check_run"
 	EventCheckSuite  = "check_suite"
 	EventPush        = "push"
+	// EventIssueComment is a comment on an issue or pull request: the
+	// queue's comment commands.
+	EventIssueComment = "issue_comment"
 )
 
 // Event is a webhook delivery reduced to what the queue reacts to. Fields
@@ -71,6 +74,17 @@ type Event struct {
 	Branches []string
 	// PRs the check run or suite belongs to.
 	PRs []int
+
+	// Sender is who caused the event (GitHub's sender.login).
+	Sender string
+	// Label is the label a pull_request "labeled" or "unlabeled" event
+	// added or removed.
+	Label string
+	// issue_comment events: the issue or pull request number (PR), whether
+	// it is a pull request, and the comment.
+	IsPR        bool
+	CommentID   int64
+	CommentBody string
 
 	// push events: the ref ("refs/heads/main"), before and after shas, and
 	// whether the ref was created or deleted.
@@ -141,6 +155,21 @@ type wireEvent struct {
 	// check_run, check_suite
 	CheckRun   *wireCheckRun `json:"check_run"`
 	CheckSuite *wireCheckRun `json:"check_suite"`
+	Sender     *struct {
+		Login string `json:"login"`
+	} `json:"sender"`
+	Label *struct {
+		Name string `json:"name"`
+	} `json:"label"`
+	// issue_comment
+	Issue *struct {
+		Number      int              `json:"number"`
+		PullRequest *json.RawMessage `json:"pull_request"`
+	} `json:"issue"`
+	Comment *struct {
+		ID   int64  `json:"id"`
+		Body string `json:"body"`
+	} `json:"comment"`
 	// push
 	Ref     string `json:"ref"`
 	Before  string `json:"before"`
@@ -154,7 +183,7 @@ type wireEvent struct {
 // malformed body of a kind it reacts to is errs.Invalid.
 func ParseEvent(event string, body []byte) (Event, error) {
 	switch event {
-	case EventPullRequest, EventStatus, EventCheckRun, EventCheckSuite, EventPush:
+	case EventPullRequest, EventStatus, EventCheckRun, EventCheckSuite, EventPush, EventIssueComment:
 	default:
 		return Event{Kind: event, Ignored: true}, nil
 	}
@@ -166,6 +195,9 @@ func ParseEvent(event string, body []byte) (Event, error) {
 		return Event{}, errs.E(errs.Invalid, "webhook %s has no repository", event)
 	}
 	ev := Event{Kind: event, Action: w.Action, Repo: repoOf(w.Repository)}
+	if w.Sender != nil {
+		ev.Sender = w.Sender.Login
+	}
 	switch event {
 	case EventPullRequest:
 		if w.PullRequest == nil {
@@ -184,6 +216,15 @@ func ParseEvent(event string, body []byte) (Event, error) {
 		if w.Changes.Base != nil {
 			ev.BaseChangedFrom = w.Changes.Base.Ref.From
 		}
+		if w.Label != nil {
+			ev.Label = w.Label.Name
+		}
+	case EventIssueComment:
+		if w.Issue == nil || w.Comment == nil {
+			return Event{}, errs.E(errs.Invalid, "issue_comment webhook has no issue or comment")
+		}
+		ev.PR, ev.IsPR = w.Issue.Number, w.Issue.PullRequest != nil
+		ev.CommentID, ev.CommentBody = w.Comment.ID, w.Comment.Body
 	case EventStatus:
 		ev.SHA, ev.Context, ev.State = w.SHA, w.Context, w.State
 		for _, b := range w.Branches {

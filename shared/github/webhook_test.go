@@ -144,6 +144,42 @@ func TestSimWebhooksParse(t *testing.T) {
 	if len(rcv.bad) > 0 {
 		t.Errorf("refused deliveries: %v", rcv.bad)
 	}
+	if diff := cmp.Diff(rcv.events, want, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(github.Event{}, "Sender")); diff != "" {
+		t.Errorf("events (-got +want):\n%s", diff)
+	}
+}
+
+// Comments and labels, parsed: who commented what on which pull request
+// (or issue), and which label who added or removed.
+func TestSimSurfaceWebhooksParse(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	n, sha := f.openPR(t, "feature", "a.txt", "a\n")
+	issue, err := f.sim.OpenIssue(fullName, "A bug", "octocat")
+	must(t, err)
+	rcv := &receiver{ids: map[string]bool{}}
+	hs := httptest.NewServer(rcv)
+	t.Cleanup(hs.Close)
+	f.sim.SetWebhook(hs.URL, "hook-secret")
+	id, err := f.sim.AddComment(fullName, n, "maintainer", "/trunk merge")
+	must(t, err)
+	_, err = f.sim.AddComment(fullName, issue, "octocat", "/mainguard merge")
+	must(t, err)
+	must(t, f.sim.AddLabel(fullName, n, "maintainer", "mainguard-merge"))
+	must(t, f.sim.RemoveLabel(fullName, n, "maintainer", "mainguard-merge"))
+	f.sim.Flush()
+	label := func(action string) github.Event {
+		return github.Event{Kind: "pull_request", Action: action, Repo: repo, PR: n, HeadSHA: sha, HeadRef: "feature", BaseRef: "main",
+			Sender: "maintainer", Label: "mainguard-merge"}
+	}
+	want := []github.Event{
+		{Kind: "issue_comment", Action: "created", Repo: repo, Sender: "maintainer", PR: n, IsPR: true, CommentID: id, CommentBody: "/trunk merge"},
+		{Kind: "issue_comment", Action: "created", Repo: repo, Sender: "octocat", PR: issue, CommentID: id + 1, CommentBody: "/mainguard merge"},
+		label("labeled"),
+		label("unlabeled"),
+	}
+	rcv.mu.Lock()
+	defer rcv.mu.Unlock()
 	if diff := cmp.Diff(rcv.events, want, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("events (-got +want):\n%s", diff)
 	}

@@ -278,6 +278,7 @@ type QueuePatch struct {
 	LabelCommandsEnabled        *bool
 	StateLabelsEnabled          *bool
 	ExtensionEnabled            *bool
+	StateLabelPrefix            *string
 	FlakyRetries                *int
 	FlakyRetryPolicy            *string
 	FlakyEvidenceWaitSeconds    *int
@@ -384,21 +385,17 @@ func UpdateQueue(s Snapshot, p QueuePatch, now time.Time) (Snapshot, Output, err
 			return s, Output{}, err
 		}
 	}
-	if p.CreatePrsForTestingBranches != nil && *p.CreatePrsForTestingBranches {
-		// Refused rather than stored: nothing would open those PRs yet.
-		return s, Output{}, errs.E(errs.Invalid, "createPrsForTestingBranches is not supported yet: test branches are pushed, no pull request is opened for them")
-	}
-	if p.LabelCommandsEnabled != nil && *p.LabelCommandsEnabled {
-		return s, Output{}, errs.E(errs.Invalid, "labelCommandsEnabled is not supported yet: labels do not submit or cancel pull requests")
-	}
-	if p.StateLabelsEnabled != nil && *p.StateLabelsEnabled {
-		return s, Output{}, errs.E(errs.Invalid, "stateLabelsEnabled is not supported yet: the queue sets no state labels")
-	}
 	if v := p.EnqueueingLabel; v != nil {
 		if l := utf8.RuneCountInString(*v); strings.TrimSpace(*v) == "" || l > MaxLabelLength || strings.ContainsFunc(*v, unicode.IsControl) {
 			return s, Output{}, errs.E(errs.Invalid, "enqueueingLabel must be a GitHub label name: 1 to %d characters, no control characters", MaxLabelLength)
 		}
 		q.EnqueueingLabel = *v
+	}
+	if v := p.StateLabelPrefix; v != nil {
+		if l := utf8.RuneCountInString(*v); strings.TrimSpace(*v) == "" || l > MaxStateLabelPrefix || strings.ContainsFunc(*v, unicode.IsControl) {
+			return s, Output{}, errs.E(errs.Invalid, "stateLabelPrefix must be 1 to %d characters, no control characters", MaxStateLabelPrefix)
+		}
+		q.StateLabelPrefix = *v
 	}
 	if slices.Contains(p.RequiredStatuses, "") {
 		return s, Output{}, errs.E(errs.Invalid, "requiredStatuses must not hold empty strings")

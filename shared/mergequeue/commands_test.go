@@ -1,9 +1,11 @@
 package mergequeue
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/google/go-cmp/cmp"
@@ -299,15 +301,65 @@ func TestSpreadPrefixes(t *testing.T) {
 	}
 }
 
-// TestUnsupportedSettingIsRefused: a setting that would do nothing yet is
-// refused, not stored.
-func TestUnsupportedSettingIsRefused(t *testing.T) {
+// TestGitHubSurfaceSettings: the settings of the queue's GitHub surface
+// are stored once they act, and a state label prefix that would make a
+// label GitHub refuses is refused.
+func TestGitHubSurfaceSettings(t *testing.T) {
 	s := NewSnapshot(DefaultQueue(repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}, "main"))
-	yes, no := true, false
-	if _, _, err := UpdateQueue(s, QueuePatch{CreatePrsForTestingBranches: &yes}, t0); !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "createPrsForTestingBranches") {
-		t.Errorf("createPrsForTestingBranches true: %v", err)
+	yes := true
+	prefix := "queue/"
+	s2, _, err := UpdateQueue(s, QueuePatch{CreatePrsForTestingBranches: &yes, LabelCommandsEnabled: &yes, StateLabelsEnabled: &yes, StateLabelPrefix: &prefix}, t0)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if _, _, err := UpdateQueue(s, QueuePatch{CreatePrsForTestingBranches: &no}, t0); err != nil {
-		t.Errorf("createPrsForTestingBranches false (what it does): %v", err)
+	if q := s2.Queue; !q.CreatePrsForTestingBranches || !q.LabelCommandsEnabled || !q.StateLabelsEnabled || q.StateLabelPrefix != prefix {
+		t.Errorf("settings not stored: %+v", q)
+	}
+	if got := StateLabel(prefix, PendingFailure); got != "queue/pending failure" {
+		t.Errorf("StateLabel = %q", got)
+	}
+	for _, bad := range []string{"", "  ", strings.Repeat("x", MaxStateLabelPrefix+1), "a\nb"} {
+		if _, _, err := UpdateQueue(s, QueuePatch{StateLabelPrefix: &bad}, t0); !errs.Is(err, errs.Invalid) {
+			t.Errorf("stateLabelPrefix %q: %v", bad, err)
+		}
+	}
+}
+
+// TestNoticeRepeatedUntilNotified: a transition owes the PR's comment and
+// state label (a Notify keyed by the transition); the queue stays active
+// while it is owed, repeats it after RetryInterval, and settles it once
+// the driver reports it done.
+func TestNoticeRepeatedUntilNotified(t *testing.T) {
+	s := NewSnapshot(DefaultQueue(repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}, "main"))
+	ids := 0
+	newID := func() string { ids++; return fmt.Sprint("id-", ids) }
+	s, _, err := Submit(s, SubmitRequest{PRNumber: 7}, t0, newID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, out, err := Cancel(s, CancelRequest{PRNumber: 7}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notify := func(out Output) []Effect {
+		return slices.DeleteFunc(slices.Clone(out.Effects), func(e Effect) bool { return e.Kind != EffectNotify })
+	}
+	n := notify(out)
+	if len(n) != 1 || n[0].Notify.State != Cancelled || n[0].Notify.Reason != ReasonUserRequested || !n[0].Notify.Comment {
+		t.Fatalf("notify effects of a cancel: %+v", n)
+	}
+	if !s.Active() {
+		t.Fatal("a queue owing a PR comment is not active")
+	}
+	if _, out := Step(s, Observations{}, t0.Add(RetryInterval-time.Second), newID); len(notify(out)) != 0 {
+		t.Errorf("repeated before RetryInterval: %+v", notify(out))
+	}
+	s, out = Step(s, Observations{}, t0.Add(RetryInterval), newID)
+	if r := notify(out); len(r) != 1 || r[0].Key != n[0].Key {
+		t.Fatalf("repeat = %+v, want %s again", r, n[0].Key)
+	}
+	s, _ = Step(s, Observations{Notified: []string{n[0].Key}}, t0.Add(RetryInterval+time.Second), newID)
+	if s.Active() {
+		t.Error("the queue stays active once its notice is done")
 	}
 }

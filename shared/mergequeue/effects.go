@@ -103,6 +103,7 @@ const (
 	EffectSetStatus      EffectKind = "SET_STATUS"
 	EffectDeleteBranches EffectKind = "DELETE_BRANCHES"
 	EffectEvent          EffectKind = "EVENT"
+	EffectNotify         EffectKind = "NOTIFY"
 )
 
 // Effect is one action for the driver. Key is deterministic (the same
@@ -116,6 +117,7 @@ type Effect struct {
 	SetStatus      *SetStatus
 	DeleteBranches *DeleteBranches
 	Event          *Event
+	Notify         *Notify
 }
 
 // StartRun builds a test branch: TempBranch from BaseSHA with each head
@@ -131,6 +133,11 @@ type StartRun struct {
 	// that a failed run built: point TestBranch at it instead of building
 	// (and build as usual if that commit is gone).
 	ReuseSHA string
+	// OpenTestPR (createPrsForTestingBranches) asks for a draft pull
+	// request from TestBranch into the target branch, for CI that runs only
+	// on pull requests: part of the build, so a build whose pull request
+	// GitHub did not open is repeated.
+	OpenTestPR bool `json:",omitempty"`
 }
 
 // MergePR merges a pull request pinned to SHA (GitHub's merge "sha"
@@ -158,6 +165,43 @@ type SetStatus struct {
 type DeleteBranches struct {
 	RunID    string
 	Branches []string
+	// CloseTestPR closes the run's test pull request first (the queue
+	// opens them, createPrsForTestingBranches), best effort: GitHub closes
+	// a pull request whose head branch is deleted anyway.
+	CloseTestPR bool `json:",omitempty"`
+}
+
+// Notify brings what GitHub shows of an entry in step with its state: its
+// one PR comment (Comment) and its state label (StateLabel). It is keyed
+// by the entry's transition ("notice/{entry}/{seq}") and repeated after
+// RetryInterval until the driver reports it done (Observations.Notified):
+// both are idempotent (the comment is found by its marker and edited in
+// place; a label set is a set).
+type Notify struct {
+	EntryID  string
+	PRNumber int
+	State    PRState
+	Reason   string
+	// Position is the entry's place in queue order (QueueOrder), from 1; 0
+	// when it has none (NOT_READY or finished).
+	Position int
+	Priority int
+	// RunID and TestBranch are the entry's current (or last) run; Batch
+	// the PRs under test in it when there are several, Lane its lane.
+	RunID      string
+	TestBranch string
+	Batch      []int
+	Lane       int
+	// FailedChecks are the required statuses that failed the run, Flaky
+	// test health's evidence on the tests that failed in it.
+	FailedChecks []string
+	Evidence     []FailedTest
+	Comment      bool
+	// StateLabel is the label to keep on the PR, and LabelPrefix what
+	// starts every state label (the others are removed); empty when state
+	// labels are off.
+	StateLabel  string
+	LabelPrefix string
 }
 
 // Event is a merge-queue webhook event of contract 4. The driver adds
@@ -213,6 +257,9 @@ type Observations struct {
 	// Evidence is what test health holds for the runs EvidenceWanted
 	// names; a run with no upload of its head yet is left out.
 	Evidence []RunEvidence
+	// Notified are the keys of the Notify effects the driver performed
+	// (or gave up on: GitHub refused them for good).
+	Notified []string
 }
 
 // DirectObservation is a pull request seen as direct merge needs it: whether

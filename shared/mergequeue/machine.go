@@ -246,6 +246,7 @@ func (m *machine) endRun(r *Run, status RunStatus, reason string) {
 		Kind: EffectDeleteBranches,
 		DeleteBranches: &DeleteBranches{
 			RunID: r.ID, Branches: []string{r.TestBranch, r.TempBranch},
+			CloseTestPR: m.s.Queue.CreatePrsForTestingBranches && !r.Direct,
 		},
 	})
 }
@@ -294,6 +295,7 @@ func (m *machine) finish() (Snapshot, Output) {
 			})
 		}
 	}
+	m.notices()
 	for _, i := range m.changedEntries {
 		m.out.Entries = append(m.out.Entries, s.Entries[i])
 	}

@@ -29,6 +29,7 @@ func Step(s Snapshot, obs Observations, now time.Time, newID func() string) (Sna
 		m.s.ProtectionContexts = slices.Clone(obs.BranchProtection.Contexts)
 		m.s.ProtectionKnown = true
 	}
+	m.observeNotified(obs.Notified)
 	m.observeMerges(obs.Merges, prObs)
 	bumped := m.observePRs(obs.PRs)
 	m.observeHead(obs.TargetHeadSHA, bumped)
@@ -46,6 +47,7 @@ func Step(s Snapshot, obs Observations, now time.Time, newID func() string) (Sna
 	m.settle()
 	m.retries(prObs)
 	m.settle() // an abandoned merge restarts its entry
+	m.retryNotices()
 	return m.finish()
 }
 
@@ -1042,7 +1044,7 @@ func (m *machine) emitBuild(r *Run) {
 		Kind: EffectStartRun,
 		StartRun: &StartRun{
 			RunID: r.ID, TempBranch: r.TempBranch, TestBranch: r.TestBranch, BaseSHA: r.BaseSHA, Heads: r.PRs,
-			ReuseSHA: r.ReuseSHA,
+			ReuseSHA: r.ReuseSHA, OpenTestPR: m.s.Queue.CreatePrsForTestingBranches,
 		},
 	})
 }

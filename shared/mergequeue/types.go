@@ -1,6 +1,7 @@
 package mergequeue
 
 import (
+	"strings"
 	"time"
 
 	"github.com/mainguard/mainguard/shared/repository"
@@ -68,11 +69,31 @@ func (q Queue) WithRetryDefaults() Queue {
 	if q.EnqueueingLabel == "" {
 		q.EnqueueingLabel = DefaultEnqueueingLabel
 	}
+	if q.StateLabelPrefix == "" {
+		q.StateLabelPrefix = DefaultStateLabelPrefix
+	}
 	return q
 }
 
 // DefaultEnqueueingLabel is the enqueueing label of a queue that names none.
 const DefaultEnqueueingLabel = "mainguard-merge"
+
+// DefaultStateLabelPrefix starts the state labels of a queue that names no
+// prefix: "mainguard: testing", "mainguard: merged".
+const DefaultStateLabelPrefix = "mainguard: "
+
+// MaxStateLabelPrefix bounds stateLabelPrefix, so that every state label
+// ("pending failure" is the longest state) fits GitHub's MaxLabelLength.
+const MaxStateLabelPrefix = MaxLabelLength - len("pending failure")
+
+// StateLabel is the state label of state under prefix: the state in lower
+// case, words apart ("{prefix}not ready", "{prefix}tests passed").
+func StateLabel(prefix string, state PRState) string {
+	if prefix == "" {
+		prefix = DefaultStateLabelPrefix
+	}
+	return prefix + strings.ToLower(strings.ReplaceAll(string(state), "_", " "))
+}
 
 // MaxLabelLength is GitHub's limit on a label's name.
 const MaxLabelLength = 50
@@ -179,6 +200,10 @@ type Queue struct {
 	LabelCommandsEnabled bool   `json:",omitempty"`
 	StateLabelsEnabled   bool   `json:",omitempty"`
 	ExtensionEnabled     bool   `json:",omitempty"`
+	// StateLabelPrefix (ours) starts every state label: the label of a PR
+	// in state TESTS_PASSED is "{prefix}tests passed" (StateLabel).
+	// DefaultStateLabelPrefix when empty.
+	StateLabelPrefix string `json:",omitempty"`
 	// FlakyRetries is how many times a PR's failed run may be retried in
 	// one episode (0..3), FlakyRetryPolicy which failures qualify, and
 	// FlakyEvidenceWaitSeconds how long a failure waits for the test
@@ -208,6 +233,7 @@ func DefaultQueue(repo repository.Ref, branch string) Queue {
 		CommandsEnabled:            true,
 		StatusCheckEnabled:         true,
 		EnqueueingLabel:            DefaultEnqueueingLabel,
+		StateLabelPrefix:           DefaultStateLabelPrefix,
 		FlakyRetryPolicy:           RetryKnownFlaky,
 		FlakyEvidenceWaitSeconds:   DefaultEvidenceWaitSeconds,
 	}
@@ -285,6 +311,19 @@ type Entry struct {
 	// the failed run the entry's next run repeats (cleared when it starts).
 	Retries int    `json:",omitempty"`
 	RetryOf string `json:",omitempty"`
+	// Notice is the Notify owed for the entry's last transition (its PR
+	// comment and state label), until the driver reports it done.
+	Notice *Notice `json:",omitempty"`
+}
+
+// Notice is an outstanding Notify: asked at RequestedAt, Attempts times.
+// Notify is what it shows, as of the transition: repeated as it was,
+// since the run it names may be pruned before GitHub answers.
+type Notice struct {
+	Key         string
+	RequestedAt time.Time
+	Attempts    int
+	Notify      *Notify
 }
 
 // targetsKnown reports whether e's impacted targets belong to its head.
@@ -451,14 +490,15 @@ const (
 )
 
 // Active reports whether the queue has work for the scheduler: a PR is
-// submitted, a run is in progress, or a mode switch waits.
+// submitted, a run is in progress, a mode switch waits, or a PR's comment
+// or state label is owed (Notice).
 func (s Snapshot) Active() bool {
 	if s.Queue.State == QueueSwitchingModes {
 		return true
 	}
 	for i := range s.Entries {
-		if s.Entries[i].Active() {
-			return true
+		if s.Entries[i].Active() || s.Entries[i].Notice != nil {
+			return true // a finished PR's last comment may still be owed
 		}
 	}
 	for i := range s.Runs {

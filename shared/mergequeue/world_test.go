@@ -47,11 +47,12 @@ type world struct {
 	conflicts map[int]bool      // merging this PR into a test branch conflicts
 	refuse    map[int]bool      // the merge API refuses this PR
 
-	builds        map[string]string // run id → test branch sha, while the branch exists
-	built         map[string]string // every build ever
-	buildHeads    map[string][]RunPR
-	pendingBuilds []BuildResult
-	pendingMerges []MergeResult
+	builds          map[string]string // run id → test branch sha, while the branch exists
+	built           map[string]string // every build ever
+	buildHeads      map[string][]RunPR
+	pendingBuilds   []BuildResult
+	pendingMerges   []MergeResult
+	pendingNotified []string
 
 	merges   []worldMerge
 	statuses map[int]SetStatus
@@ -147,6 +148,8 @@ func (w *world) apply(effects []Effect) {
 				w.deleted[b] = true
 			}
 			delete(w.builds, e.DeleteBranches.RunID) // no branch, no checks
+		case EffectNotify:
+			w.pendingNotified = append(w.pendingNotified, e.Key)
 		case EffectEvent:
 			if _, dup := w.events[e.Event.ID]; !dup {
 				w.events[e.Event.ID] = *e.Event
@@ -215,8 +218,9 @@ func (w *world) observe(s Snapshot) Observations {
 		BranchProtection: &BranchProtection{Contexts: slices.Clone(w.protection)},
 		Builds:           w.pendingBuilds,
 		Merges:           w.pendingMerges,
+		Notified:         w.pendingNotified,
 	}
-	w.pendingBuilds, w.pendingMerges = nil, nil
+	w.pendingBuilds, w.pendingMerges, w.pendingNotified = nil, nil, nil
 	for _, n := range w.order {
 		p := w.prs[n]
 		o.PRs = append(o.PRs, PRObservation{

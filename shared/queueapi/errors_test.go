@@ -63,7 +63,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown flaky policy", "updateQueue", q(map[string]any{"flakyRetryPolicy": "SOMETIMES"}), 400, "flakyRetryPolicy"},
 		{"evidence wait too long", "updateQueue", q(map[string]any{"flakyEvidenceWaitSeconds": 3601}), 400, "flakyEvidenceWaitSeconds must be 0 to 3600"},
 		{"flaky retries a string", "updateQueue", q(map[string]any{"flakyRetries": "1"}), 400, "flakyRetries"},
-		{"test PRs not yet", "updateQueue", q(map[string]any{"createPrsForTestingBranches": true}), 400, "createPrsForTestingBranches is not supported yet"},
+		{"state label prefix too long", "updateQueue", q(map[string]any{"stateLabelPrefix": strings.Repeat("x", 40)}), 400, "stateLabelPrefix must be 1 to 35 characters"},
 		{"delete with PRs", "deleteQueue", q(nil), 400, "queue is not empty"},
 		{"other host", "getQueue", q(map[string]any{"repo": map[string]string{"host": "gitlab.com", "owner": "acme", "name": "web"}}), 400, "repo.host \"gitlab.com\" is not supported"},
 		{"no target branch", "getQueue", map[string]any{"repo": map[string]string{"host": "github.com", "owner": "acme", "name": "web"}}, 400, "targetBranch is required"},

@@ -37,6 +37,7 @@ type Handlers struct {
 	WebhookSecret []byte
 
 	cases orgCases
+	perms ttlCache[string] // repository and login → permission (ghcommands.go)
 }
 
 // enums is how answers to the caller's organization spell enum values:
@@ -197,6 +198,7 @@ type updateRequest struct {
 	LabelCommandsEnabled        *bool    `json:"labelCommandsEnabled"`
 	StateLabelsEnabled          *bool    `json:"stateLabelsEnabled"`
 	ExtensionEnabled            *bool    `json:"extensionEnabled"`
+	StateLabelPrefix            *string  `json:"stateLabelPrefix"` // ours
 	// The anti-flake retry settings (ours).
 	FlakyRetries             *int    `json:"flakyRetries"`
 	FlakyRetryPolicy         *string `json:"flakyRetryPolicy"`
@@ -220,7 +222,7 @@ func (h *Handlers) UpdateQueue() http.Handler {
 			CreatePrsForTestingBranches: req.CreatePrsForTestingBranches, CommentsEnabled: req.CommentsEnabled,
 			CommandsEnabled: req.CommandsEnabled, StatusCheckEnabled: req.StatusCheckEnabled,
 			EnqueueingLabel: req.EnqueueingLabel, LabelCommandsEnabled: req.LabelCommandsEnabled,
-			StateLabelsEnabled: req.StateLabelsEnabled, ExtensionEnabled: req.ExtensionEnabled,
+			StateLabelsEnabled: req.StateLabelsEnabled, ExtensionEnabled: req.ExtensionEnabled, StateLabelPrefix: req.StateLabelPrefix,
 			FlakyRetries: req.FlakyRetries, FlakyRetryPolicy: req.FlakyRetryPolicy, FlakyEvidenceWaitSeconds: req.FlakyEvidenceWaitSeconds,
 		}
 		rec, err := h.Driver.Apply(r.Context(), k, func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error) {

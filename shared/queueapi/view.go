@@ -51,6 +51,8 @@ type QueueView struct {
 	LabelCommandsEnabled        bool     `json:"labelCommandsEnabled"`
 	StateLabelsEnabled          bool     `json:"stateLabelsEnabled"`
 	ExtensionEnabled            bool     `json:"extensionEnabled"`
+	// Ours: what starts every state label.
+	StateLabelPrefix string `json:"stateLabelPrefix"`
 	// Ours: anti-flake retries.
 	FlakyRetries             int               `json:"flakyRetries"`
 	FlakyRetryPolicy         string            `json:"flakyRetryPolicy"`
@@ -70,7 +72,7 @@ func (e enums) queue(q mergequeue.Queue) QueueView {
 		OptimizationMode: e.of(string(q.OptimizationMode)), CreatePrsForTestingBranches: q.CreatePrsForTestingBranches,
 		CommentsEnabled: q.CommentsEnabled, CommandsEnabled: q.CommandsEnabled, StatusCheckEnabled: q.StatusCheckEnabled,
 		EnqueueingLabel: q.EnqueueingLabel, LabelCommandsEnabled: q.LabelCommandsEnabled,
-		StateLabelsEnabled: q.StateLabelsEnabled, ExtensionEnabled: q.ExtensionEnabled,
+		StateLabelsEnabled: q.StateLabelsEnabled, ExtensionEnabled: q.ExtensionEnabled, StateLabelPrefix: q.StateLabelPrefix,
 		FlakyRetries: q.FlakyRetries, FlakyRetryPolicy: e.of(string(q.FlakyRetryPolicy)), FlakyEvidenceWaitSeconds: q.FlakyEvidenceWaitSeconds,
 	}
 }

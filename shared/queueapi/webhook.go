@@ -19,8 +19,9 @@ const statusContextPrefix = "Trunk Merge Queue ("
 
 // GitHubWebhook serves POST /github/webhook: the signature is checked
 // first (401, nothing read further), the delivery id is claimed once
-// (GitHub redelivers; a duplicate is acknowledged and ignored), and the
-// queues the event concerns are advanced. Advancing errors are logged, not
+// (GitHub redelivers; a duplicate is acknowledged and ignored), commands
+// given by comment or label are recorded (ghcommands.go), and the queues
+// the event concerns are advanced. Advancing errors are logged, not
 // answered: GitHub would only redeliver, and the scheduler polls anyway.
 func (h *Handlers) GitHubWebhook() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -54,6 +55,15 @@ func (h *Handlers) GitHubWebhook() http.Handler {
 				api.WriteJSON(w, r, http.StatusOK, empty{})
 				return
 			}
+		}
+		if err := h.gitHubCommand(ctx, ev); err != nil {
+			// GitHub did not answer before the command was recorded: let
+			// the delivery be handled again when redelivered.
+			if id != "" {
+				_ = h.Store.ReleaseGitHubDelivery(ctx, id)
+			}
+			api.WriteError(w, r, errs.Wrap(errs.Unavailable, err, "GitHub did not answer; redeliver the webhook"))
+			return
 		}
 		if !ev.Ignored {
 			qs, err := h.Store.QueuesOfRepo(ctx, ev.Repo.Owner, ev.Repo.Name)
@@ -90,6 +100,8 @@ func concerns(ev github.Event, q store.QueueRecord) bool {
 		return strings.TrimPrefix(ev.Ref, "refs/heads/") == branch
 	case github.EventStatus:
 		return !strings.HasPrefix(ev.Context, statusContextPrefix)
+	case github.EventIssueComment:
+		return false // a command is folded as it is recorded
 	}
 	return true // check_run, check_suite
 }

@@ -39,6 +39,7 @@ import (
 //	targets    PK={entry PK}#TARGETS#{pr}#{sha}         SK=HEAD, CHUNK#{n}
 //	delivery   PK=GHDELIVERY#{id}                       SK=DELIVERY, ttl 3 days
 //	cursor     PK=MQ#SCHEDULER                          SK=CURSOR
+//	pr comment PK=ORG#{org}#Q#{repo}#{branch}           SK=PRCOMMENT#{number, 10 digits} (prcomment.go)
 //	transition PK={entry PK}#TRANS                      SK={sortable time}#{seq, 20 digits}, ttl 2 hours
 //
 // Transition items feed GET /getMergeQueueMetrics (contract 3.9): the
@@ -662,6 +663,12 @@ func (s *Store) ClaimGitHubDelivery(ctx context.Context, id string, now time.Tim
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// ReleaseGitHubDelivery forgets a claimed delivery id whose handling
+// failed before it changed anything, so that its redelivery is handled.
+func (s *Store) ReleaseGitHubDelivery(ctx context.Context, id string) error {
+	return s.transact(ctx, types.TransactWriteItem{Delete: &types.Delete{Key: key("GHDELIVERY#"+id, "DELIVERY")}})
 }
 
 // ImpactedTargets are the targets a PR head impacts (setImpactedTargets).

@@ -139,13 +139,7 @@ func (s *Server) OpenPR(full, head, base, title, author string) (int, error) {
 	if headSHA == "" || r.git.branchHead(base) == "" {
 		return 0, fmt.Errorf("githubsim: head %q or base %q does not exist", head, base)
 	}
-	r.nextPR++
-	now := s.now().UTC()
-	p := &pull{
-		id: s.id(), number: r.nextPR, title: title, author: author, headRef: head, baseRef: base,
-		headSHA: headSHA, state: "open", createdAt: now, updatedAt: now,
-	}
-	r.pulls[p.number] = p
+	p := s.newPull(r, head, base, title, author)
 	s.emitPull(r, p, "opened", nil)
 	return p.number, nil
 }

@@ -10,7 +10,9 @@
 // requests, set statuses and checks, read a branch's history), fault
 // injection for the retry paths (5xx, rate limits, hangs, and a response lost
 // after the action was done) and signed webhook deliveries of its own state
-// changes.
+// changes: pull_request (opened, synchronize, closed, reopened, edited,
+// converted_to_draft, ready_for_review, labeled, unlabeled), push, status,
+// check_run and issue_comment (created, edited).
 //
 // Endpoints served (paths relative to the base URL):
 //
@@ -26,6 +28,17 @@
 //	GET    /repos/{o}/{r}/commits/{ref}/status
 //	GET    /repos/{o}/{r}/commits/{ref}/check-runs
 //	POST   /repos/{o}/{r}/statuses/{sha}
+//	GET    /repos/{o}/{r}/pulls?state=&head=&base=
+//	POST   /repos/{o}/{r}/pulls
+//	PATCH  /repos/{o}/{r}/pulls/{n}
+//	GET    /repos/{o}/{r}/issues/{n}/comments
+//	POST   /repos/{o}/{r}/issues/{n}/comments
+//	PATCH  /repos/{o}/{r}/issues/comments/{id}
+//	POST   /repos/{o}/{r}/issues/comments/{id}/reactions
+//	GET    /repos/{o}/{r}/issues/{n}/labels
+//	POST   /repos/{o}/{r}/issues/{n}/labels
+//	DELETE /repos/{o}/{r}/issues/{n}/labels/{name}
+//	GET    /repos/{o}/{r}/collaborators/{user}/permission
 //	GET    /repos/{o}/{r}/installation                  (GitHub App JWT)
 //	POST   /app/installations/{id}/access_tokens         (GitHub App JWT)
 package githubsim

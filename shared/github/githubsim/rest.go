@@ -84,6 +84,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		notFound(w)
 		return
 	}
+	if s.routeIssues(w, r, rp, rest) {
+		return
+	}
 	m := r.Method
 	switch {
 	case rest[0] == "pulls" && len(rest) == 2 && m == http.MethodGet:

@@ -91,6 +91,7 @@ func (s *Server) prJSON(r *repo, p *pull) obj {
 		"merged_at":        tsPtr(p.mergedAt),
 		"merge_commit_sha": mergeCommit,
 		"draft":            p.draft,
+		"labels":           s.labelsJSON(r, r.x().labels[p.number]),
 		"head": obj{
 			"label": r.owner + ":" + p.headRef, "ref": p.headRef, "sha": p.headSHA,
 			"user": userJSON(p.author), "repo": s.repoJSON(r),

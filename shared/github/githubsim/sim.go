@@ -80,6 +80,7 @@ type repo struct {
 	statuses      map[string][]*status   // sha → in creation order
 	checks        map[string][]*checkRun // sha → in creation order
 	protection    map[string][]string    // branch → required contexts
+	extra         *extras                // issues, comments, labels, permissions (issues.go)
 }
 
 type pull struct {

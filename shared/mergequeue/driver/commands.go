@@ -179,6 +179,7 @@ func (d *Driver) Fold(ctx context.Context, k store.QueueKey) error {
 		last   store.QueueRecord
 		cmds   []store.QueueCommand
 		folded bool
+		carry  outcomes
 	)
 	for round := 0; ; round++ {
 		var rec store.QueueRecord
@@ -218,7 +219,7 @@ func (d *Driver) Fold(ctx context.Context, k store.QueueKey) error {
 			d.log().InfoContext(ctx, "merge queue: command no longer applies", "queue", k.String(), "command", why)
 		}
 		last, folded = f.rec, true
-		_ = d.perform(ctx, k, f.out.Effects)
+		carry.add(d.perform(ctx, k, f.out.Effects))
 	}
 	var gone []store.QueueCommand
 	for _, c := range cmds {
@@ -232,7 +233,7 @@ func (d *Driver) Fold(ctx context.Context, k store.QueueKey) error {
 	if !folded {
 		return nil
 	}
-	return d.advance(ctx, last)
+	return d.advance(ctx, last, carry)
 }
 
 // FoldNow folds queue k before it returns, logging a failure (the next

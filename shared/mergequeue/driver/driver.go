@@ -32,6 +32,7 @@ type GitHub interface {
 	Merge(ctx context.Context, repo github.Repo, number int, sha string, method github.MergeMethod) (string, error)
 	SetStatus(ctx context.Context, repo github.Repo, sha, context, state, description, targetURL string) error
 	DeleteBranch(ctx context.Context, repo github.Repo, branch string) error
+	Surface // comments, labels, reactions, permissions, test pull requests (surface.go)
 }
 
 var _ GitHub = (*github.Client)(nil)
@@ -53,6 +54,7 @@ type Store interface {
 	QueueWithCommands(ctx context.Context, k store.QueueKey) (store.QueueRecord, []store.QueueCommand, error)
 	DropQueueCommands(ctx context.Context, k store.QueueKey, cmds []store.QueueCommand) error
 	QueuesWithCommands(ctx context.Context, limit int32) ([]store.QueueKey, error)
+	CommentStore // the PR comment's id (surface.go)
 }
 
 var _ Store = (*store.Store)(nil)
@@ -118,11 +120,19 @@ func ghRepo(r repository.Ref) github.Repo { return github.Repo{Owner: r.Owner, N
 
 // outcomes are what performing effects taught us, for the next step.
 type outcomes struct {
-	builds []mergequeue.BuildResult
-	merges []mergequeue.MergeResult
+	builds   []mergequeue.BuildResult
+	merges   []mergequeue.MergeResult
+	notified []string
 }
 
-func (o *outcomes) empty() bool { return len(o.builds) == 0 && len(o.merges) == 0 }
+func (o *outcomes) empty() bool {
+	return len(o.builds) == 0 && len(o.merges) == 0 && len(o.notified) == 0
+}
+
+// add appends the outcomes of more effects.
+func (o *outcomes) add(p outcomes) {
+	o.builds, o.merges, o.notified = append(o.builds, p.builds...), append(o.merges, p.merges...), append(o.notified, p.notified...)
+}
 
 // facts are what gathering observations saw beyond the engine's
 // observations: head branches (getSubmittedPullRequest by branch) and the
@@ -163,8 +173,7 @@ func (d *Driver) Apply(ctx context.Context, k store.QueueKey, cmd Command) (stor
 	if err != nil {
 		return store.QueueRecord{}, err
 	}
-	_ = d.perform(ctx, k, out.Effects)
-	if err := d.advance(ctx, next); err != nil {
+	if err := d.advance(ctx, next, d.perform(ctx, k, out.Effects)); err != nil {
 		d.log().WarnContext(ctx, "merge queue: advance after a command failed", "queue", k.String(), "error", err.Error())
 	}
 	return next, nil
@@ -217,11 +226,12 @@ func (d *Driver) Advance(ctx context.Context, k store.QueueKey) error {
 	if err != nil {
 		return err
 	}
-	return d.advance(ctx, rec)
+	return d.advance(ctx, rec, outcomes{})
 }
 
-func (d *Driver) advance(ctx context.Context, rec store.QueueRecord) error {
-	var carry outcomes
+// advance is Advance from rec, with the outcomes of effects performed
+// since rec was saved.
+func (d *Driver) advance(ctx context.Context, rec store.QueueRecord, carry outcomes) error {
 	for round := 0; round < d.rounds(); round++ {
 		if round > 0 {
 			var err error
@@ -233,7 +243,7 @@ func (d *Driver) advance(ctx context.Context, rec store.QueueRecord) error {
 			return nil
 		}
 		obs, f := d.observe(ctx, rec)
-		obs.Builds, obs.Merges = carry.builds, carry.merges
+		obs.Builds, obs.Merges, obs.Notified = carry.builds, carry.merges, carry.notified
 		ev, err := d.evidence(ctx, rec)
 		if err != nil {
 			// No step on a half-read: the next tick steps again. Outcomes
@@ -524,7 +534,7 @@ func EventID(engineID string) string {
 }
 
 // perform carries out the effects other than events, in order, and
-// returns the build and merge outcomes. Errors are not returned: a lost
+// returns the build, merge and notice outcomes. Errors are not returned: a lost
 // status or branch deletion is harmless, and a build or merge that did not
 // happen is repeated by the engine.
 func (d *Driver) perform(ctx context.Context, k store.QueueKey, effects []mergequeue.Effect) outcomes {
@@ -539,6 +549,17 @@ func (d *Driver) perform(ctx context.Context, k store.QueueKey, effects []mergeq
 				heads[i] = github.Head{PR: h.PRNumber, SHA: h.HeadSHA}
 			}
 			sha, err := d.buildTestBranch(ctx, repo, sr, heads)
+			if err == nil && sr.OpenTestPR {
+				// CI runs on the pull request: a build without it is no
+				// build, and is asked again (both steps are idempotent).
+				if perr := d.openTestPR(ctx, k, sr); perr != nil {
+					if retry, _ := github.Retryable(perr); retry {
+						err = perr
+					} else {
+						d.noteGitHub(ctx, k, "open the test pull request", perr)
+					}
+				}
+			}
 			var conflict *github.ConflictError
 			switch {
 			case err == nil:
@@ -561,12 +582,25 @@ func (d *Driver) perform(ctx context.Context, k store.QueueKey, effects []mergeq
 				// observation shows the PR unmerged.
 				o.merges = append(o.merges, mergequeue.MergeResult{Key: e.Key, PRNumber: m.PRNumber, Message: errs.MessageOf(err)})
 			}
+		case mergequeue.EffectNotify:
+			if d.notify(ctx, k, e.Notify) {
+				o.notified = append(o.notified, e.Key)
+			}
 		case mergequeue.EffectSetStatus:
 			st := e.SetStatus
-			if err := d.GitHub.SetStatus(ctx, repo, st.SHA, st.Context, st.State, st.Description, ""); err != nil {
+			target := ""
+			if d.DetailsURL != nil {
+				target = d.DetailsURL(k, st.PRNumber) // the PR's page, the status's Details link
+			}
+			if err := d.GitHub.SetStatus(ctx, repo, st.SHA, st.Context, st.State, st.Description, target); err != nil {
 				d.noteGitHub(ctx, k, "set status", err)
 			}
 		case mergequeue.EffectDeleteBranches:
+			if e.DeleteBranches.CloseTestPR && len(e.DeleteBranches.Branches) > 0 {
+				if err := d.GitHub.ClosePRsOf(ctx, repo, e.DeleteBranches.Branches[0]); err != nil {
+					d.noteGitHub(ctx, k, "close the test pull request", err)
+				}
+			}
 			for _, b := range e.DeleteBranches.Branches {
 				if err := d.GitHub.DeleteBranch(ctx, repo, b); err != nil {
 					d.noteGitHub(ctx, k, "delete branch", err)
@@ -667,7 +701,7 @@ func (d *Driver) advanceAll(ctx context.Context, qs []store.QueueRecord, paralle
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if err := d.advance(ctx, q); err != nil {
+			if err := d.advance(ctx, q, outcomes{}); err != nil {
 				d.log().WarnContext(ctx, "merge queue: advance failed; next tick retries", "queue", q.Key.String(), "error", err.Error())
 			}
 		})

@@ -117,6 +117,10 @@ func newQueue(p mergequeue.QueuePatch, at time.Time) (mergequeue.Snapshot, error
 	if len(p.RequiredStatuses) == 0 && !p.DeleteRequiredStatuses {
 		p.RequiredStatuses = defaultContexts
 	}
+	// The simulated GitHub shows no comments or labels, which change
+	// nothing the simulation measures; their effects would only cost steps.
+	off := false
+	p.CommentsEnabled, p.StateLabelsEnabled = &off, &off
 	s, _, err = mergequeue.UpdateQueue(s, p, at)
 	if err != nil {
 		return s, settingsError(err)
