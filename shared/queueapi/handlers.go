@@ -333,7 +333,12 @@ func (h *Handlers) GetSubmittedPullRequest() http.Handler {
 		} else if n, err = parseNumber(req.PR); err != nil {
 			return nil, err
 		}
-		rec, err := h.Driver.View(ctx, k)
+		var rec store.QueueRecord
+		if byBranch {
+			rec, err = h.Driver.View(ctx, k)
+		} else {
+			rec, err = h.Driver.ViewPR(ctx, k, n) // its own pending commands are all it shows
+		}
 		if err != nil {
 			return nil, err
 		}

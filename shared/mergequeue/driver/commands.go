@@ -35,7 +35,10 @@ func (d *Driver) Record(ctx context.Context, k store.QueueKey, c store.QueueComm
 	if err != nil {
 		return err
 	}
-	view := d.fold(rec, cmds).rec
+	// Whether a command applies, and the id a submit gives, depend on its
+	// PR's entry alone: the other PRs' pending commands are not applied
+	// (with many writers they are most of the work).
+	view := d.view(rec, commandsOf(cmds, c.PR))
 	if c.Kind == store.CommandSubmit {
 		// The entry's id is chosen now, so that the view shows the PR
 		// under the id it keeps once folded.
@@ -69,7 +72,7 @@ func (d *Driver) View(ctx context.Context, k store.QueueKey) (store.QueueRecord,
 	if err != nil {
 		return store.QueueRecord{}, err
 	}
-	return d.fold(rec, cmds).rec, nil
+	return d.view(rec, cmds), nil
 }
 
 // folding is the result of applying commands to a record: the record
@@ -84,10 +87,48 @@ type folding struct {
 	refused []string
 }
 
-// fold applies to rec, in order, those of cmds still pending for it. A
-// command the queue now refuses (a cancel of a PR that merged meanwhile)
-// is done all the same: the client learns the outcome from the PR's state,
-// as it would had its command come a moment later.
+// commandsOf are the commands of cmds that name PR n.
+func commandsOf(cmds []store.QueueCommand, n int) []store.QueueCommand {
+	var out []store.QueueCommand
+	for _, c := range cmds {
+		if c.PR == n {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// ViewPR is View for a reader of PR n alone: the snapshot with n's
+// pending commands applied. Its other entries may lag their commands.
+func (d *Driver) ViewPR(ctx context.Context, k store.QueueKey, n int) (store.QueueRecord, error) {
+	rec, cmds, err := d.Store.QueueWithCommands(ctx, k)
+	if err != nil {
+		return store.QueueRecord{}, err
+	}
+	return d.view(rec, commandsOf(cmds, n)), nil
+}
+
+// view is rec with those of cmds still pending for it applied in memory:
+// what a reader sees. It keeps only the snapshot, not what a save needs
+// (output, transitions, metrics clocks), which under many writers is most
+// of the work: every read applies every pending command.
+func (d *Driver) view(rec store.QueueRecord, cmds []store.QueueCommand) store.QueueRecord {
+	version := rec.Snapshot.Version // as read: applying commands moves it on
+	for _, c := range cmds {
+		if !c.Pending(version) || c.QueueID != rec.ID {
+			continue
+		}
+		if s, _, err := d.apply(rec, c); err == nil {
+			rec.Snapshot = s
+		}
+	}
+	return rec
+}
+
+// fold applies to rec, in order, those of cmds still pending for it, for a
+// save. A command the queue now refuses (a cancel of a PR that merged
+// meanwhile) is done all the same: the client learns the outcome from the
+// PR's state, as it would had its command come a moment later.
 func (d *Driver) fold(rec store.QueueRecord, cmds []store.QueueCommand) folding {
 	f := folding{rec: rec}
 	version := rec.Snapshot.Version

@@ -188,7 +188,7 @@ func (d *Driver) Delete(ctx context.Context, k store.QueueKey) error {
 		if err != nil {
 			return err
 		}
-		if err := mergequeue.Deletable(d.fold(rec, cmds).rec.Snapshot); err != nil {
+		if err := mergequeue.Deletable(d.view(rec, cmds).Snapshot); err != nil {
 			return err
 		}
 		err = d.Store.DeleteQueue(ctx, k, rec.Snapshot.Version)
