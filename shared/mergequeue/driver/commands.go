@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-
 	"slices"
 	"sync"
 
@@ -16,18 +15,19 @@ import (
 )
 
 // Clients' commands (submit, cancel, restart) do not write the snapshot.
-// Record checks a command against the queue as it will be once its pending
-// commands are folded (View), writes it as its own item and answers: the
-// only condition it meets is its own key's, so any number of clients
-// command one queue without a conflict. Fold then applies the pending
-// commands in order, marking them folded in the transaction that saves the
-// snapshot (so each applies exactly once), performs their effects,
-// advances the queue and deletes them. Who folds: the table's stream (deployed, the fold-queue-commands
-// function), the local server's background folder, the test service at
-// once (AfterRecord), and every tick for commands none of those reached.
+// Record checks a command against the queue as its PR's pending commands
+// will leave it, writes it as its own item and answers: the only condition
+// it meets is its own key's, so any number of clients command one queue
+// without a conflict. Fold then applies the pending commands in order,
+// marking them folded in the transaction that saves the snapshot (so each
+// applies exactly once), performs their effects, advances the queue and
+// deletes them. Who folds: the table's stream (deployed, the
+// fold-queue-commands function), the local server's background folder,
+// the test service at once (AfterRecord), and every tick for commands
+// none of those reached.
 
-// Record checks c (its Kind, PR, Priority and NoBatch) against the view of
-// queue k and records it: errors are the engine's (400, 404) or the
+// Record checks c (its Kind, PR, Priority and NoBatch) against queue k and
+// records it: errors are the engine's (400, 404) or the
 // store's, never a conflict with another client. It then calls
 // AfterRecord, if set.
 func (d *Driver) Record(ctx context.Context, k store.QueueKey, c store.QueueCommand) error {
