@@ -190,10 +190,14 @@ const maxCached = 10000
 
 // Authenticate implements Authenticator.
 func (c *CachedAuth) Authenticate(ctx context.Context, token string) (string, error) {
+	return c.AuthenticateHash(ctx, store.HashToken(token))
+}
+
+// AuthenticateHash is Authenticate by the token's hash (store.HashToken).
+func (c *CachedAuth) AuthenticateHash(ctx context.Context, h string) (string, error) {
 	if c.TTL <= 0 {
-		return c.Store.Authenticate(ctx, token)
+		return c.Store.AuthenticateHash(ctx, h)
 	}
-	h := store.HashToken(token)
 	now := c.Now()
 	c.mu.Lock()
 	e, ok := c.entries[h]
@@ -204,7 +208,7 @@ func (c *CachedAuth) Authenticate(ctx context.Context, token string) (string, er
 		}
 		return e.org, nil
 	}
-	org, err := c.Store.Authenticate(ctx, token)
+	org, err := c.Store.AuthenticateHash(ctx, h)
 	ttl := c.TTL
 	switch {
 	case errs.Is(err, errs.Unauthorized):

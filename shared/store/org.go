@@ -213,7 +213,13 @@ func (s *Store) AddToken(ctx context.Context, org, secret string) (Token, error)
 // Authenticate returns the organization of a valid token. Unknown and
 // revoked tokens are Unauthorized, with the same message.
 func (s *Store) Authenticate(ctx context.Context, secret string) (string, error) {
-	hash := HashToken(secret)
+	return s.AuthenticateHash(ctx, HashToken(secret))
+}
+
+// AuthenticateHash is Authenticate by the token's hash (HashToken): what
+// a signed-in web session keeps, so that a revoked token ends its sessions
+// too.
+func (s *Store) AuthenticateHash(ctx context.Context, hash string) (string, error) {
 	tok, err := s.lookupToken(ctx, hash)
 	if errs.Is(err, errs.NotFound) {
 		return "", errs.E(errs.Unauthorized, "the API token is not valid")

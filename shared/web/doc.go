@@ -17,7 +17,9 @@
 //	| GET  /{org}/flaky-tests?repo={owner}/{name}     | unhealthy tests      | 1 GetItem + 3 Queries + ≤ 9 BatchGetItems    |
 //	| GET  /{org}/flaky-tests/test/{id}?repo=…        | test                 | 1 BatchGetItem + 6 Queries (3 days of fails) |
 //
-// The deployment's session secret adds one GetItem per function copy, once.
+// The deployment's session secret adds one GetItem per function copy, once,
+// and checking that a session's token still holds one GetItem per token
+// per AUTH_CACHE_SECONDS (30) per copy.
 //
 // A session is a cookie holding the organization, an expiry and a random
 // nonce, signed with HMAC-SHA256 under that secret (session.go); each

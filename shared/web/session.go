@@ -17,16 +17,18 @@ import (
 // (the local server) cannot have it, so one name serves both.
 const cookieName = "mainguard_session"
 
-// SessionTTL is how long a sign-in lasts. A session outlives a revoked
-// token for at most this long: pages do not read the token again, which
-// keeps them to the calls their handlers list.
+// SessionTTL is how long a sign-in lasts, at most: a session ends as
+// soon as its token is revoked (Web.signedIn).
 const SessionTTL = 8 * time.Hour
 
-// session is a signed-in person: the organization of the token they gave.
+// session is a signed-in person: the organization of the token they gave,
+// and that token's hash (never the token), by which each page checks the
+// token still holds.
 type session struct {
 	Org     string
 	Expires time.Time
 	Nonce   string // random per sign-in; the CSRF token derives from it
+	Token   string // store.HashToken of the token signed in with
 }
 
 // sessions signs and reads session cookies with the deployment's secret.
@@ -38,7 +40,7 @@ type sessions struct {
 
 // value is s as a cookie value: the fields, then their MAC, base64url.
 func (m sessions) value(ctx context.Context, s session) (string, error) {
-	payload := s.Org + "|" + strconv.FormatInt(s.Expires.Unix(), 10) + "|" + s.Nonce
+	payload := s.Org + "|" + strconv.FormatInt(s.Expires.Unix(), 10) + "|" + s.Nonce + "|" + s.Token
 	mac, err := m.mac(ctx, "session", payload)
 	if err != nil {
 		return "", err
@@ -67,21 +69,22 @@ func (m sessions) read(r *http.Request) (session, bool, error) {
 		return session{}, false, nil
 	}
 	parts := strings.Split(string(payload), "|")
-	if len(parts) != 3 {
+	if len(parts) != 4 {
 		return session{}, false, nil
 	}
 	exp, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil || !m.now().Before(time.Unix(exp, 0)) {
 		return session{}, false, nil
 	}
-	return session{Org: parts[0], Expires: time.Unix(exp, 0), Nonce: parts[2]}, true, nil
+	return session{Org: parts[0], Expires: time.Unix(exp, 0), Nonce: parts[2], Token: parts[3]}, true, nil
 }
 
-// start makes a new session of org and sets its cookie.
-func (m sessions) start(w http.ResponseWriter, r *http.Request, org string) error {
+// start makes a new session of org, signed in with the token of hash
+// token, and sets its cookie.
+func (m sessions) start(w http.ResponseWriter, r *http.Request, org, token string) error {
 	var nonce [16]byte
 	_, _ = rand.Read(nonce[:])
-	s := session{Org: org, Expires: m.now().Add(SessionTTL), Nonce: base64.RawURLEncoding.EncodeToString(nonce[:])}
+	s := session{Org: org, Expires: m.now().Add(SessionTTL), Nonce: base64.RawURLEncoding.EncodeToString(nonce[:]), Token: token}
 	v, err := m.value(r.Context(), s)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/store"
 )
 
 // signInPage is the sign-in form's data.
@@ -36,7 +37,8 @@ func (w *Web) signIn(rw http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	org, err := w.Store.Authenticate(r.Context(), strings.TrimSpace(r.PostFormValue("token")))
+	hash := store.HashToken(strings.TrimSpace(r.PostFormValue("token")))
+	org, err := w.Auth.AuthenticateHash(r.Context(), hash)
 	if err != nil && errs.Is(err, errs.Unauthorized) {
 		if w.SignInFailures != nil && client != "" {
 			w.SignInFailures.Allow(client)
@@ -51,7 +53,7 @@ func (w *Web) signIn(rw http.ResponseWriter, r *http.Request) {
 		w.fail(rw, r, err)
 		return
 	}
-	if err := w.sessions.start(rw, r, org); err != nil {
+	if err := w.sessions.start(rw, r, org, hash); err != nil {
 		w.fail(rw, r, err)
 		return
 	}

@@ -38,6 +38,10 @@ type Web struct {
 	// SignInFailures limits failed sign-ins per client address, as the API
 	// limits failed authentications (nil: no limit).
 	SignInFailures *api.RateLimiter
+	// Auth checks a session's token: at sign-in, and on every page, so
+	// that a revoked token ends its sessions within the cache's time, as
+	// it stops working for the API.
+	Auth *api.CachedAuth
 
 	sessions sessions
 }
@@ -71,6 +75,7 @@ func New(s Setup) (*Web, error) {
 	return &Web{
 		Store: b.Store, Queues: s.Queues, Health: s.Health, Viewer: viewer, Now: b.Now, Log: b.Log,
 		Hosts: hosts, SignInFailures: b.Server.AuthFailures,
+		Auth: &api.CachedAuth{Store: b.Store, TTL: b.Config.AuthCacheTTL, Now: b.Now},
 		sessions: sessions{
 			secret: b.Secret("web-session"),
 			secure: strings.HasPrefix(b.Config.PublicAppURL, "https://"),
@@ -168,6 +173,19 @@ func (w *Web) signedIn(rw http.ResponseWriter, r *http.Request) (session, bool) 
 	if err != nil {
 		w.fail(rw, r, err)
 		return session{}, false
+	}
+	if ok {
+		// The token must still hold, and still be the organization's (a
+		// GetItem at most every AUTH_CACHE_SECONDS per copy).
+		org, err := w.Auth.AuthenticateHash(r.Context(), s.Token)
+		switch {
+		case errs.Is(err, errs.Unauthorized) || err == nil && org != s.Org:
+			w.sessions.end(rw)
+			ok = false
+		case err != nil:
+			w.fail(rw, r, err)
+			return session{}, false
+		}
 	}
 	if !ok {
 		next := r.URL.RequestURI()

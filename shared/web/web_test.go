@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -103,6 +104,29 @@ func TestForgedAndExpiredSessions(t *testing.T) {
 	e.Clock.Advance(9 * time.Hour) // past web.SessionTTL
 	if a := e.get(c, "/acme"); a.code != http.StatusSeeOther || !strings.HasPrefix(a.location, "/signin") {
 		t.Errorf("expired session: %d to %q", a.code, a.location)
+	}
+}
+
+// TestRevokedTokenEndsItsSessions: a session lasts while the token it was
+// signed in with holds: once the token is revoked, pages send to sign-in
+// within AUTH_CACHE_SECONDS, as the API refuses the token.
+func TestRevokedTokenEndsItsSessions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := e.client()
+	e.signIn(c, "acme")
+	if a := e.get(c, "/acme"); a.code != http.StatusOK {
+		t.Fatalf("before revoking: %d", a.code)
+	}
+	if _, err := e.App.Store.RevokeToken(context.Background(), "acme", e.Tokens["acme"]); err != nil {
+		t.Fatal(err)
+	}
+	e.Clock.Advance(31 * time.Second) // past the copy's memory of the token
+	if a := e.get(c, "/acme"); a.code != http.StatusSeeOther || !strings.HasPrefix(a.location, "/signin") {
+		t.Errorf("after revoking: %d to %q", a.code, a.location)
+	}
+	if code, _ := e.Post("acme", "getQueue", []byte(`{}`)); code != http.StatusUnauthorized {
+		t.Errorf("the API takes the revoked token: %d", code)
 	}
 }
 
