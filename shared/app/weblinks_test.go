@@ -15,6 +15,9 @@ import (
 // https://app.mainguard.test in the harness).
 var appLink = regexp.MustCompile(`https://app\.mainguard\.test(/[^"\s\\]*)`)
 
+// formToken finds a form's CSRF token in a page.
+var formToken = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
 // TestGoldenLinksOpen: every html_url and http_details_url of the golden
 // files opens a page (200) of the web app, signed in as acme. The data
 // they were written from is made again: the harness's seed, and each
@@ -40,9 +43,17 @@ func TestGoldenLinksOpen(t *testing.T) {
 	}
 	open := func(h *harness) {
 		mux := h.app.Mux()
-		signIn := httptest.NewRequest(http.MethodPost, "/signin", strings.NewReader(url.Values{"token": {h.tokens["{{TOKEN}}"]}}.Encode()))
-		signIn.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		// The form first, as a browser opens it: its cookie and token.
 		w := httptest.NewRecorder()
+		mux.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/signin", nil))
+		form := formToken.FindStringSubmatch(w.Body.String())
+		if w.Code != http.StatusOK || form == nil || len(w.Result().Cookies()) != 1 {
+			t.Fatalf("sign-in form: %d %s", w.Code, w.Body)
+		}
+		signIn := httptest.NewRequest(http.MethodPost, "/signin", strings.NewReader(url.Values{"token": {h.tokens["{{TOKEN}}"]}, "csrf": {form[1]}}.Encode()))
+		signIn.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		signIn.AddCookie(w.Result().Cookies()[0])
+		w = httptest.NewRecorder()
 		mux.ServeHTTP(w, signIn)
 		cookies := w.Result().Cookies()
 		if w.Code != http.StatusSeeOther || len(cookies) != 1 {

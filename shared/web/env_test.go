@@ -72,10 +72,21 @@ func (e *env) client() *http.Client {
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// signIn signs c in with org's token.
+// signInForm opens the sign-in form as c, as a browser does before it
+// posts it, and returns the form's CSRF token.
+func (e *env) signInForm(c *http.Client) string {
+	e.tb.Helper()
+	m := csrfRE.FindStringSubmatch(e.get(c, "/signin").body)
+	if m == nil {
+		e.tb.Fatal("no CSRF token in the sign-in form")
+	}
+	return m[1]
+}
+
+// signIn signs c in with org's token, through the form.
 func (e *env) signIn(c *http.Client, org string) {
 	e.tb.Helper()
-	resp := e.do(c, http.MethodPost, "/signin", url.Values{"token": {e.Tokens[org]}})
+	resp := e.do(c, http.MethodPost, "/signin", url.Values{"token": {e.Tokens[org]}, "csrf": {e.signInForm(c)}})
 	if resp.code != http.StatusSeeOther {
 		e.tb.Fatalf("sign in as %s: %d %s", org, resp.code, resp.body)
 	}

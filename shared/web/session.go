@@ -79,12 +79,24 @@ func (m sessions) read(r *http.Request) (session, bool, error) {
 	return session{Org: parts[0], Expires: time.Unix(exp, 0), Nonce: parts[2], Token: parts[3]}, true, nil
 }
 
+// newNonce is 16 random bytes, base64url.
+func newNonce() string {
+	var nonce [16]byte
+	_, _ = rand.Read(nonce[:])
+	return base64.RawURLEncoding.EncodeToString(nonce[:])
+}
+
+// signInToken is the sign-in form's CSRF token for the sign-in cookie's
+// nonce.
+func (m sessions) signInToken(ctx context.Context, nonce string) (string, error) {
+	mac, err := m.mac(ctx, "signin", nonce)
+	return base64.RawURLEncoding.EncodeToString(mac), err
+}
+
 // start makes a new session of org, signed in with the token of hash
 // token, and sets its cookie.
 func (m sessions) start(w http.ResponseWriter, r *http.Request, org, token string) error {
-	var nonce [16]byte
-	_, _ = rand.Read(nonce[:])
-	s := session{Org: org, Expires: m.now().Add(SessionTTL), Nonce: base64.RawURLEncoding.EncodeToString(nonce[:]), Token: token}
+	s := session{Org: org, Expires: m.now().Add(SessionTTL), Nonce: newNonce(), Token: token}
 	v, err := m.value(r.Context(), s)
 	if err != nil {
 		return err

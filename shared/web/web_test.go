@@ -22,8 +22,9 @@ func TestSignIn(t *testing.T) {
 	if a := e.get(c, "/acme"); a.code != http.StatusSeeOther || a.location != "/signin?next=%2Facme" {
 		t.Fatalf("no session: %d to %q", a.code, a.location)
 	}
+	form := e.signInForm(c)
 	for _, token := range []string{"mg_wrong", "", "not a token at all", e.Tokens["acme"] + "x"} {
-		a := e.do(c, http.MethodPost, "/signin", url.Values{"token": {token}, "next": {"/acme"}})
+		a := e.do(c, http.MethodPost, "/signin", url.Values{"token": {token}, "next": {"/acme"}, "csrf": {form}})
 		if a.code != http.StatusUnauthorized || !strings.Contains(a.body, "That token was not accepted. Check it and try again.") {
 			t.Errorf("token %q: %d %s", token, a.code, a.body)
 		}
@@ -31,7 +32,7 @@ func TestSignIn(t *testing.T) {
 			t.Errorf("token %q: the answer says why, or sets a cookie: %s", token, a.body)
 		}
 	}
-	a := e.do(c, http.MethodPost, "/signin", url.Values{"token": {e.Tokens["acme"]}, "next": {"/acme"}})
+	a := e.do(c, http.MethodPost, "/signin", url.Values{"token": {e.Tokens["acme"]}, "next": {"/acme"}, "csrf": {form}})
 	cookie := a.header.Get("Set-Cookie")
 	if a.code != http.StatusSeeOther || a.location != "/acme" {
 		t.Fatalf("sign in: %d to %q", a.code, a.location)
@@ -49,7 +50,8 @@ func TestSignIn(t *testing.T) {
 		t.Fatalf("home: %d %s", home.code, home.body)
 	}
 	// An open redirect is refused: next only ever names a page here.
-	a = e.do(e.client(), http.MethodPost, "/signin", url.Values{"token": {e.Tokens["acme"]}, "next": {"//evil.example/acme"}})
+	stranger := e.client()
+	a = e.do(stranger, http.MethodPost, "/signin", url.Values{"token": {e.Tokens["acme"]}, "next": {"//evil.example/acme"}, "csrf": {e.signInForm(stranger)}})
 	if a.location != "/acme" {
 		t.Errorf("next=//evil.example: redirected to %q", a.location)
 	}
@@ -104,6 +106,29 @@ func TestForgedAndExpiredSessions(t *testing.T) {
 	e.Clock.Advance(9 * time.Hour) // past web.SessionTTL
 	if a := e.get(c, "/acme"); a.code != http.StatusSeeOther || !strings.HasPrefix(a.location, "/signin") {
 		t.Errorf("expired session: %d to %q", a.code, a.location)
+	}
+}
+
+// TestSignInNeedsItsForm: a sign-in posted without the token of a form
+// this site served (another site posting its own organization's token:
+// login CSRF), or with another browser's, is 403 and signs no one in.
+func TestSignInNeedsItsForm(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	other := e.client()
+	othersForm := e.signInForm(other)
+	for name, csrf := range map[string]string{"no form": "", "wrong": "AAAA", "another browser's": othersForm} {
+		c := e.client()
+		if name == "another browser's" {
+			e.signInForm(c) // a sign-in cookie of its own
+		}
+		a := e.do(c, http.MethodPost, "/signin", url.Values{"token": {e.Tokens["acme"]}, "csrf": {csrf}})
+		if a.code != http.StatusForbidden || strings.Contains(a.header.Get("Set-Cookie"), "mainguard_session") {
+			t.Errorf("%s: %d, cookie %q", name, a.code, a.header.Get("Set-Cookie"))
+		}
+		if a := e.get(c, "/acme"); a.code != http.StatusSeeOther {
+			t.Errorf("%s: signed in all the same (%d)", name, a.code)
+		}
 	}
 }
 
