@@ -118,7 +118,7 @@ func depthChart(s mergequeue.Snapshot, now time.Time) chart {
 // waitChart is the mean time from submit to merge of the PRs merged in
 // each hour of the window.
 func waitChart(s mergequeue.Snapshot, now time.Time) chart {
-	c := chart{Title: "Wait to merge, last 24 hours", XLabel: "hour merged (UTC)", YLabel: "mean minutes from submit to merge", Unit: " min", TimeFormat: "15:04"}
+	c := chart{Title: "Wait to merge, last 24 hours", XLabel: "hour merged (UTC)", YLabel: "mean minutes to merge", Unit: " min", TimeFormat: "15:04"}
 	end := now.Truncate(time.Hour).Add(time.Hour)
 	for h := end.Add(-window); h.Before(end); h = h.Add(time.Hour) {
 		var sum time.Duration
