@@ -108,7 +108,7 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) erro
 	if ep.Public {
 		return nil
 	}
-	client := clientAddress(r)
+	client := ClientAddress(r)
 	if s.AuthFailures != nil && client != "" {
 		if blocked, wait := s.AuthFailures.Blocked(client); blocked {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
@@ -139,13 +139,10 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) erro
 	return nil
 }
 
-// ClientAddress is the request's client IP address ("" when unknown).
-func ClientAddress(r *http.Request) string { return clientAddress(r) }
-
-// clientAddress is the request's client IP address ("" when unknown): the
+// ClientAddress is the request's client IP address ("" when unknown): the
 // host of RemoteAddr, which the Lambda adapter fills from the HTTP API's
 // source IP.
-func clientAddress(r *http.Request) string {
+func ClientAddress(r *http.Request) string {
 	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
 		return host
 	}

@@ -129,9 +129,7 @@ func queueItem(r QueueRecord) (map[string]types.AttributeValue, error) {
 		return nil, err
 	}
 	item := key(r.Key.pk(), skQueue)
-	item["org"] = str(r.Key.Org)
-	item["host"], item["owner"], item["name"] = str(r.Key.Repo.Host), str(r.Key.Repo.Owner), str(r.Key.Repo.Name)
-	item["branch"] = str(r.Key.Branch)
+	setQueueKey(item, r.Key)
 	item["queue_id"] = str(r.ID)
 	item["created_at"] = str(r.CreatedAt.UTC().Format(time.RFC3339Nano))
 	item["version"] = n64(r.Snapshot.Version)
@@ -155,17 +153,29 @@ func queueItem(r QueueRecord) (map[string]types.AttributeValue, error) {
 	return item, nil
 }
 
+// setQueueKey writes the parts of k on item: the queue item and its
+// commands carry them, for readers that know only the item (the active
+// index, the stream, the pending-commands index).
+func setQueueKey(item map[string]types.AttributeValue, k QueueKey) {
+	item["org"] = str(k.Org)
+	item["host"], item["owner"], item["name"] = str(k.Repo.Host), str(k.Repo.Owner), str(k.Repo.Name)
+	item["branch"] = str(k.Branch)
+}
+
+// queueKeyOf reads back what setQueueKey wrote; get is an attribute's
+// string value ("" when absent).
+func queueKeyOf(get func(name string) string) QueueKey {
+	return QueueKey{Org: get("org"), Repo: repository.Ref{Host: get("host"), Owner: get("owner"), Name: get("name")}, Branch: get("branch")}
+}
+
+// stringsOf is get for queueKeyOf over an item.
+func stringsOf(item map[string]types.AttributeValue) func(string) string {
+	return func(n string) string { return strAttr(item[n]) }
+}
+
 func readQueue(item map[string]types.AttributeValue) (QueueRecord, error) {
-	s := func(n string) string {
-		if v, ok := item[n].(*types.AttributeValueMemberS); ok {
-			return v.Value
-		}
-		return ""
-	}
-	r := QueueRecord{
-		Key: QueueKey{Org: s("org"), Repo: repository.Ref{Host: s("host"), Owner: s("owner"), Name: s("name")}, Branch: s("branch")},
-		ID:  s("queue_id"), LastCommand: s("last_cmd"),
-	}
+	s := stringsOf(item)
+	r := QueueRecord{Key: queueKeyOf(s), ID: s("queue_id"), LastCommand: s("last_cmd")}
 	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, s("created_at"))
 	b, ok := item["snap"].(*types.AttributeValueMemberB)
 	if !ok {
@@ -574,7 +584,8 @@ func (s *Store) QueueRun(ctx context.Context, org, id string) (RunRecordMQ, erro
 			return rec, errs.Wrap(errs.Internal, err, "store failure: test run")
 		}
 	}
-	rec.Key = QueueKey{Org: org, Repo: repository.Ref{Host: strAttr(item["host"]), Owner: strAttr(item["owner"]), Name: strAttr(item["name"])}, Branch: strAttr(item["branch"])}
+	rec.Key = queueKeyOf(stringsOf(item))
+	rec.Key.Org = org // a run item names its organization in its key alone
 	return rec, nil
 }
 

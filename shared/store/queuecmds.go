@@ -15,7 +15,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/repository"
 )
 
 // Queue commands. A client's submit, cancel or restart is recorded as its
@@ -115,9 +114,7 @@ func (s *Store) PutQueueCommand(ctx context.Context, k QueueKey, c QueueCommand)
 	}
 	item := key(k.pk(), c.SK)
 	item["cmd"] = str(string(blob))
-	item["org"] = str(k.Org)
-	item["host"], item["owner"], item["name"] = str(k.Repo.Host), str(k.Repo.Owner), str(k.Repo.Name)
-	item["branch"] = str(k.Branch)
+	setQueueKey(item, k)
 	item[AttrGSI1PK] = str(pendingCommandsPK)
 	item[AttrGSI1SK] = str(k.sortKey() + "#" + c.SK)
 	return s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(SK)")})
@@ -213,7 +210,7 @@ func (s *Store) QueuesWithCommands(ctx context.Context, limit int32) ([]QueueKey
 	var ks []QueueKey
 	seen := map[string]bool{}
 	for _, item := range out.Items {
-		k := commandQueue(item)
+		k := queueKeyOf(stringsOf(item))
 		if !seen[k.String()] {
 			seen[k.String()] = true
 			ks = append(ks, k)
@@ -222,25 +219,12 @@ func (s *Store) QueuesWithCommands(ctx context.Context, limit int32) ([]QueueKey
 	return ks, nil
 }
 
-// commandQueue is the queue a command item belongs to.
-func commandQueue(item map[string]types.AttributeValue) QueueKey {
-	return QueueKey{
-		Org:    strAttr(item["org"]),
-		Repo:   repository.Ref{Host: strAttr(item["host"]), Owner: strAttr(item["owner"]), Name: strAttr(item["name"])},
-		Branch: strAttr(item["branch"]),
-	}
-}
-
 // CommandQueue is the queue of a command item as the table's stream shows
 // it (its new image), and whether the item is a command at all.
 func CommandQueue(sk string, image map[string]string) (QueueKey, bool) {
 	if !strings.HasPrefix(sk, skCommandPrefix) {
 		return QueueKey{}, false
 	}
-	k := QueueKey{
-		Org:    image["org"],
-		Repo:   repository.Ref{Host: image["host"], Owner: image["owner"], Name: image["name"]},
-		Branch: image["branch"],
-	}
+	k := queueKeyOf(func(n string) string { return image[n] })
 	return k, k.Org != "" && k.Branch != ""
 }

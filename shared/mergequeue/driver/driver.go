@@ -160,7 +160,7 @@ func (d *Driver) Apply(ctx context.Context, k store.QueueKey, cmd Command) (stor
 		next store.QueueRecord
 		out  mergequeue.Output
 	)
-	err := d.retry(ctx, k, func(rec store.QueueRecord) error {
+	err := d.retry(ctx, k, func(rec store.QueueRecord, _ []store.QueueCommand) error {
 		s2, o, err := cmd(rec)
 		if err != nil {
 			return err
@@ -183,35 +183,28 @@ func (d *Driver) Apply(ctx context.Context, k store.QueueKey, cmd Command) (stor
 // of the queue as its pending commands leave it (a pending submit keeps
 // it), retrying on a concurrent change.
 func (d *Driver) Delete(ctx context.Context, k store.QueueKey) error {
+	return d.retry(ctx, k, func(rec store.QueueRecord, cmds []store.QueueCommand) error {
+		if err := mergequeue.Deletable(d.view(rec, cmds).Snapshot); err != nil {
+			return err
+		}
+		if err := d.Store.DeleteQueue(ctx, k, rec.Snapshot.Version); err != nil {
+			return err
+		}
+		return d.Store.DropQueueCommands(ctx, k, cmds)
+	})
+}
+
+// retry is the one optimistic-lock loop of Apply and Delete: it reads
+// queue k with its pending commands (one Query) and runs write on them,
+// again on the queue as it then is when write met a concurrent change
+// (errs.Conflict), at most maxCommandTries times more.
+func (d *Driver) retry(ctx context.Context, k store.QueueKey, write func(rec store.QueueRecord, cmds []store.QueueCommand) error) error {
 	for try := 0; ; try++ {
 		rec, cmds, err := d.Store.QueueWithCommands(ctx, k)
 		if err != nil {
 			return err
 		}
-		if err := mergequeue.Deletable(d.view(rec, cmds).Snapshot); err != nil {
-			return err
-		}
-		err = d.Store.DeleteQueue(ctx, k, rec.Snapshot.Version)
-		if errs.Is(err, errs.Conflict) && try < maxCommandTries {
-			continue
-		}
-		if err == nil {
-			err = d.Store.DropQueueCommands(ctx, k, cmds)
-		}
-		return err
-	}
-}
-
-// retry is the one optimistic-lock loop of Apply: it reads queue k and
-// runs write on it, again on the queue as it then is when write met a
-// concurrent change (errs.Conflict), at most maxCommandTries times more.
-func (d *Driver) retry(ctx context.Context, k store.QueueKey, write func(rec store.QueueRecord) error) error {
-	for try := 0; ; try++ {
-		rec, err := d.Store.GetQueue(ctx, k)
-		if err != nil {
-			return err
-		}
-		err = write(rec)
+		err = write(rec, cmds)
 		if errs.Is(err, errs.Conflict) && try < maxCommandTries {
 			continue
 		}
