@@ -63,6 +63,13 @@ func (e *env) stage(tb testing.TB, report []byte) string {
 // stageSized is stage that also tells the bundle's compressed size.
 func (e *env) stageSized(tb testing.TB, report []byte) (string, int) {
 	tb.Helper()
+	return e.stageOnPR(tb, report, 0)
+}
+
+// stageOnPR is stageSized for a CI run of pull request pr (none when 0),
+// named as GitHub Actions names it.
+func (e *env) stageOnPR(tb testing.TB, report []byte, pr int) (string, int) {
+	tb.Helper()
 	ctx := context.Background()
 	id := fmt.Sprintf("00000000-0000-4000-8000-%012d", e.next())
 	up := store.Upload{ID: id, Org: "acme", Repo: repo, BlobKey: blobs.Key("acme", id), CreatedAt: e.clock.Now()}
@@ -72,6 +79,9 @@ func (e *env) stageSized(tb testing.TB, report []byte) (string, int) {
 	var buf bytes.Buffer
 	meta := bundle.Meta{Org: "acme", BundleUploadID: id, UploadTime: e.clock.Now(),
 		Repo: bundle.Repo{Host: repo.Host, Owner: repo.Owner, Name: repo.Name, HeadSHA: "bench" + id[30:], HeadBranch: "main"}}
+	if pr > 0 {
+		meta.Envs = map[string]string{"GITHUB_REF": fmt.Sprintf("refs/pull/%d/merge", pr)}
+	}
 	if err := bundle.Write(&buf, bundle.WriteInput{Meta: meta, JUnit: []bundle.File{{Body: report}}}); err != nil {
 		tb.Fatal(err)
 	}

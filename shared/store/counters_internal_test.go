@@ -1,7 +1,9 @@
 package store
 
 import (
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -28,4 +30,41 @@ func TestPackedCounters(t *testing.T) {
 			t.Errorf("%q read as counters", bad)
 		}
 	}
+}
+
+// TestPackedPRs: pull-request failure times survive packing to the
+// millisecond, in about 6 bytes each for one an hour; merging keeps the
+// later time of a pull request; a damaged value adds what it can and does
+// not panic.
+func TestPackedPRs(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 10, 0, 0, 123_000_000, time.UTC)
+	prs := map[string]time.Time{}
+	for i := range 190 {
+		prs[strconv.Itoa(5000+(i*7919)%400)] = t0.Add(-time.Duration(i)*time.Hour - time.Duration(i)*time.Millisecond)
+	}
+	prs["1"] = t0 // same time as another
+	prs["987654321"] = t0.Add(-time.Minute)
+	b := packPRs(prs)
+	got := map[string]time.Time{}
+	unpackPRs(b, got)
+	if len(got) != len(prs) {
+		t.Fatalf("read back %d pull requests, want %d", len(got), len(prs))
+	}
+	for pr, at := range prs {
+		if !got[pr].Equal(at) {
+			t.Errorf("pull request %s: %v, want %v", pr, got[pr], at)
+		}
+	}
+	if per := float64(len(b)) / float64(len(prs)); per > 7 {
+		t.Errorf("%d bytes for %d pull requests: %.1f each", len(b), len(prs), per)
+	}
+	later := map[string]time.Time{"1": t0.Add(time.Hour), "987654321": t0.Add(-time.Hour)}
+	unpackPRs(b, later)
+	if !later["1"].Equal(t0.Add(time.Hour)) || !later["987654321"].Equal(t0.Add(-time.Minute)) {
+		t.Errorf("merged: %v", later)
+	}
+	for n := range len(b) {
+		unpackPRs(b[:n], map[string]time.Time{})
+	}
+	unpackPRs([]byte{2, 1, 1}, map[string]time.Time{})
 }

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -237,5 +238,65 @@ func TestFailureItemIsPruned(t *testing.T) {
 	}
 	if n := testhealth.PullRequestsImpacted(tc, t0); n != 167 {
 		t.Errorf("pull requests impacted %d, want 167 (one an hour, in the week before now)", n)
+	}
+}
+
+// TestFailedPRsArePacked fails a test on a new pull request every hour for
+// ten days, as TestFailureItemIsPruned does: the failure item, which every
+// failing run rewrites, keeps fewer than 16 pull-request times and stays
+// under 1 KB (one write unit); the others are packed on the meta item, and
+// pull requests impacted counts every one of them exactly.
+func TestFailedPRsArePacked(t *testing.T) {
+	t.Parallel()
+	db, table := storetest.NewTable(t)
+	s := store.New(db, table, fixed)
+	ctx := context.Background()
+	var last time.Time
+	for h := 240; h >= 1; h-- {
+		last = t0.Add(-time.Duration(h)*time.Hour + time.Duration(h)*time.Millisecond)
+		up := testhealth.UploadRuns{Org: "acme", Repo: web, Upload: fmt.Sprintf("u%d", h), At: last, SHA: "s", Branch: "feature", PR: 1000 + h}
+		if _, err := s.RecordBatch(ctx, up, oneTest("failed")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pk := &types.AttributeValueMemberS{Value: "ORG#acme#REPO#" + web.Key() + "#TEST#" + testID}
+	item := func(sk string) map[string]types.AttributeValue {
+		raw, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
+			"PK": pk, "SK": &types.AttributeValueMemberS{Value: sk}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return raw.Item
+	}
+	fail, meta := item("TEST#FAIL"), item("TEST#META")
+	loose := 0
+	for name := range fail {
+		if strings.HasPrefix(name, "pr.") {
+			loose++
+		}
+	}
+	if loose >= 16 {
+		t.Errorf("the failure item holds %d pull-request times, want fewer than 16", loose)
+	}
+	if size := billing.ItemSize(fail); size > 1024 {
+		t.Errorf("the failure item is %d bytes", size)
+	}
+	if size := billing.ItemSize(meta); size > 4096 {
+		t.Errorf("the meta item is %d bytes", size)
+	}
+	if _, ok := meta["prs"].(*types.AttributeValueMemberB); !ok {
+		t.Errorf("the meta item has no packed pull requests: %v", meta["prs"])
+	}
+	tc, err := s.GetTestCase(ctx, "acme", web, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Hour h before now plus h milliseconds: the 168th is a week less
+	// 168 ms before now, and in the week.
+	if n := testhealth.PullRequestsImpacted(tc, t0); n != 168 {
+		t.Errorf("pull requests impacted %d, want 168 (one an hour, in the week before now)", n)
+	}
+	if got := tc.FailedPRs["1001"]; !got.Equal(last) {
+		t.Errorf("pull request 1001 failed at %v, want %v (to the millisecond)", got, last)
 	}
 }

@@ -156,7 +156,13 @@ func (s *Store) UpdateHealth(ctx context.Context, before, after testhealth.TestC
 	if failedAction(err, 0) {
 		return errs.Wrap(errs.Conflict, err, "test %s changed meanwhile", before.ID)
 	}
-	return err
+	if err != nil || len(after.FailedPRs) == len(before.FailedPRs) {
+		return err
+	}
+	// Pull requests Prune dropped may be packed on the meta item, which
+	// the transaction leaves alone (packing is conditional on the packed
+	// value, not on Rev): they are pruned there on their own.
+	return s.packFailedPRs(ctx, metaKey(before.Org, before.Repo, before.ID), nil)
 }
 
 func capped(names []string, n int) []string { return names[:min(len(names), n)] }

@@ -534,16 +534,27 @@ func (s *Store) recordFailures(ctx context.Context, up testhealth.UploadRuns, to
 
 // pruneFailures removes from a failure item what left every window or
 // passed the bounds (testhealth.Prune), once there are PruneBatch entries
-// of it or a bound is passed: not at every failure.
+// of it or a bound is passed: not at every failure. Once it holds
+// maxLoosePRs pull-request times, it packs them into the meta item
+// (failedprs.go) and removes them too. A time is removed only if it is
+// still the one read: a run failing on that pull request meanwhile keeps
+// its newer one.
 func (s *Store) pruneFailures(ctx context.Context, k, item map[string]types.AttributeValue) error {
 	tc, err := readTestCase(item)
 	if err != nil {
 		return err
 	}
 	after, dropped := testhealth.Prune(tc, s.now())
-	over := len(tc.Failures) > testhealth.MaxClusters || len(tc.FailedPRs) > testhealth.MaxFailedPRs
-	if dropped < testhealth.PruneBatch && !over {
+	pack := len(tc.FailedPRs) >= maxLoosePRs
+	if dropped < testhealth.PruneBatch && len(tc.Failures) <= testhealth.MaxClusters && !pack {
 		return nil
+	}
+	if pack {
+		meta := map[string]types.AttributeValue{AttrPK: k[AttrPK], AttrSK: str(skMeta)}
+		if err := s.packFailedPRs(ctx, meta, tc.FailedPRs); err != nil {
+			return err
+		}
+		after.FailedPRs = nil
 	}
 	names := droppedFailures(tc, after)
 	if len(names) == 0 {
@@ -551,14 +562,23 @@ func (s *Store) pruneFailures(ctx context.Context, k, item map[string]types.Attr
 	}
 	u := newUpdate()
 	var remove []string
+	conds := []string{"attribute_exists(PK)"}
 	for _, a := range names[:min(len(names), maxRemovals)] {
-		remove = append(remove, u.name(a))
+		n := u.name(a)
+		remove = append(remove, n)
+		if strings.HasPrefix(a, attrFailedPR) {
+			conds = append(conds, n+" = "+u.value(item[a]))
+		}
 	}
-	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
+	in := &dynamodb.UpdateItemInput{
 		Key: k, UpdateExpression: aws.String("REMOVE " + strings.Join(remove, ", ")),
-		ConditionExpression:      aws.String("attribute_exists(PK)"),
+		ConditionExpression:      aws.String(strings.Join(conds, " AND ")),
 		ExpressionAttributeNames: u.names,
-	})
+	}
+	if len(u.values) > 0 {
+		in.ExpressionAttributeValues = u.values
+	}
+	_, err = s.updateItem(ctx, in)
 	if errs.Is(err, errs.Conflict) {
 		return nil
 	}

@@ -236,7 +236,14 @@ func readTestCase(items ...map[string]types.AttributeValue) (testhealth.TestCase
 			if tc.FailedPRs == nil {
 				tc.FailedPRs = map[string]time.Time{}
 			}
-			tc.FailedPRs[name[len(attrFailedPR):]] = timeAttr(av)
+			laterPR(tc.FailedPRs, name[len(attrFailedPR):], timeAttr(av))
+		case name == attrPackedPRs:
+			if b, ok := av.(*types.AttributeValueMemberB); ok {
+				if tc.FailedPRs == nil {
+					tc.FailedPRs = map[string]time.Time{}
+				}
+				unpackPRs(b.Value, tc.FailedPRs)
+			}
 		}
 	}
 	return tc, nil
@@ -338,8 +345,8 @@ func (s *Store) PutTestCase(ctx context.Context, tc testhealth.TestCase) error {
 			fail[attrClusterCount+k+"."+d] = num(n)
 		}
 	}
-	for pr, at := range tc.FailedPRs {
-		fail[attrFailedPR+pr] = num64(at.UnixMilli())
+	if len(tc.FailedPRs) > 0 {
+		meta[attrPackedPRs] = &types.AttributeValueMemberB{Value: packPRs(tc.FailedPRs)}
 	}
 	if len(fail) > 2 {
 		actions = append(actions, types.TransactWriteItem{Put: &types.Put{Item: fail}})
