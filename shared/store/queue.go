@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -41,6 +42,7 @@ import (
 //	cursor     PK=MQ#SCHEDULER                          SK=CURSOR
 //	pr comment PK=ORG#{org}#Q#{repo}#{branch}           SK=PRCOMMENT#{number, 10 digits} (prcomment.go)
 //	transition PK={entry PK}#TRANS                      SK={sortable time}#{seq, 20 digits}, ttl 2 hours
+//	timeline   PK={entry PK}                            SK=TL#{number, 10 digits}#{seq, 20 digits}, ttl 90 days
 //
 // Transition items feed GET /getMergeQueueMetrics (contract 3.9): the
 // snapshot keeps only the last 200 transitions, which a busy queue passes
@@ -49,6 +51,13 @@ import (
 // first PENDING and TESTING times and time in TESTING, which may be older
 // than the hour: the queue item keeps them per active entry (Clocks),
 // folded forward by Advance with each save.
+//
+// Timeline items are a PR's own transitions, for its page (the
+// http_details_url) once the snapshot and the transition items no longer
+// hold them: one Query of the entry's partition. They are written after
+// the save, with BatchWriteItem (a write unit each, not a transaction's
+// two); one lost to a crash between is still in the snapshot's last 200,
+// which the page merges.
 //
 // The active-queue index and the repository index are the two partitions
 // not under ORG#: the scheduler and GitHub's webhooks know no organization.
@@ -374,7 +383,7 @@ func (s *Store) SaveQueue(ctx context.Context, r QueueRecord, prev int64, ch Que
 	if len(actions) > MaxTransactActions {
 		// Only a step touching more than 99 PRs at once gets here; events
 		// beyond the transaction are written right after it.
-		return s.saveLarge(ctx, actions, rest, len(ch.Folded))
+		return s.saveLarge(ctx, r, actions, rest, ch.Transitions, len(ch.Folded))
 	}
 	n := min(len(rest), MaxTransactActions-len(actions))
 	actions = append(actions, rest[:n]...)
@@ -382,7 +391,10 @@ func (s *Store) SaveQueue(ctx context.Context, r QueueRecord, prev int64, ch Que
 	if err := s.transact(ctx, actions...); err != nil {
 		return savedConflict(err, len(ch.Folded))
 	}
-	return s.writeEach(ctx, rest)
+	if err := s.writeEach(ctx, rest); err != nil {
+		return err
+	}
+	return s.writeTimeline(ctx, r, ch.Transitions)
 }
 
 // MaxFold bounds the commands one save folds, leaving the transaction room
@@ -401,11 +413,62 @@ func savedConflict(err error, folded int) error {
 	return err
 }
 
-func (s *Store) saveLarge(ctx context.Context, actions, rest []types.TransactWriteItem, folded int) error {
+func (s *Store) saveLarge(ctx context.Context, r QueueRecord, actions, rest []types.TransactWriteItem, ts []mergequeue.TransitionRecord, folded int) error {
 	if err := s.transact(ctx, actions[:MaxTransactActions]...); err != nil {
 		return savedConflict(err, folded)
 	}
-	return s.writeEach(ctx, append(actions[MaxTransactActions:], rest...))
+	if err := s.writeEach(ctx, append(actions[MaxTransactActions:], rest...)); err != nil {
+		return err
+	}
+	return s.writeTimeline(ctx, r, ts)
+}
+
+// TimelineTTL is how long a PR's timeline items are kept.
+const TimelineTTL = 90 * 24 * time.Hour
+
+// MaxTimeline bounds the transitions a PR's timeline reads: its latest.
+const MaxTimeline = 100
+
+func timelineSK(pr int) string { return fmt.Sprintf("TL#%010d#", pr) }
+
+// writeTimeline writes a timeline item per transition of a saved queue.
+func (s *Store) writeTimeline(ctx context.Context, r QueueRecord, ts []mergequeue.TransitionRecord) error {
+	reqs := make([]types.WriteRequest, 0, len(ts))
+	for _, t := range ts {
+		blob, err := json.Marshal(t.Transition)
+		if err != nil {
+			return errs.Wrap(errs.Internal, err, "store failure")
+		}
+		item := key(entryPK(r.Key, r.ID), timelineSK(t.Transition.PRNumber)+fmt.Sprintf("%020d", t.Transition.Seq))
+		item["tr"] = str(string(blob))
+		item[AttrTTL] = n64(t.Transition.At.Add(TimelineTTL).Unix())
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+	}
+	return s.writeAll(ctx, reqs)
+}
+
+// PRTimeline lists the stored transitions of pull request n in queue r,
+// its latest MaxTimeline, oldest first: one Query.
+func (s *Store) PRTimeline(ctx context.Context, r QueueRecord, n int) ([]mergequeue.Transition, error) {
+	out, err := s.query(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :tl)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(entryPK(r.Key, r.ID)), ":tl": str(timelineSK(n)),
+		},
+		ScanIndexForward: aws.Bool(false), Limit: aws.Int32(MaxTimeline),
+	})
+	if err != nil {
+		return nil, err
+	}
+	ts := make([]mergequeue.Transition, 0, len(out.Items))
+	for _, item := range slices.Backward(out.Items) {
+		var t mergequeue.Transition
+		if err := json.Unmarshal([]byte(strAttr(item["tr"])), &t); err != nil {
+			return nil, errs.Wrap(errs.Internal, err, "store failure: timeline")
+		}
+		ts = append(ts, t)
+	}
+	return ts, nil
 }
 
 // writeEach writes follow-up items one by one; an event already in the

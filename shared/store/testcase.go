@@ -184,6 +184,17 @@ func readTestCase(items ...map[string]types.AttributeValue) (testhealth.TestCase
 		}
 		return c
 	}
+	// A mature test has some 200 hours: maps sized once, not grown.
+	hours := 0
+	for name := range merged {
+		if strings.HasPrefix(name, attrHour) || strings.HasPrefix(name, attrOldHour) {
+			hours++
+		}
+	}
+	if hours > 0 {
+		tc.PassedByHour, tc.MonitoredPassedByHour = make(map[string]int, hours), make(map[string]int, hours)
+		tc.FailedByHour, tc.MonitoredFailedByHour = make(map[string]int, hours/4), make(map[string]int, hours/4)
+	}
 	for name, av := range merged {
 		if h, ok := numbered(name, attrHour); ok {
 			if c, ok := unpackHour(av); ok {
@@ -244,6 +255,11 @@ func readTestCase(items ...map[string]types.AttributeValue) (testhealth.TestCase
 				}
 				unpackPRs(b.Value, tc.FailedPRs)
 			}
+		}
+	}
+	for _, m := range []*map[string]int{&tc.PassedByHour, &tc.FailedByHour, &tc.MonitoredPassedByHour, &tc.MonitoredFailedByHour} {
+		if len(*m) == 0 {
+			*m = nil // as before sizing: none is nil
 		}
 	}
 	return tc, nil

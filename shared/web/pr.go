@@ -22,6 +22,7 @@ type prPage struct {
 	Active                              bool
 	Retries                             int
 	Timeline                            []step
+	MoreSteps                           bool // earlier transitions are not shown
 	Runs                                []runView
 	MoreRuns                            int
 }
@@ -56,8 +57,9 @@ type checkView struct{ Name, Kind, State, Href string }
 // and bisection membership and flaky-retry evidence.
 //
 // DynamoDB: 1 Query (the queue, as queuePage), 1 GetItem for the entry
-// when the snapshot no longer holds it, and 1 GetItem per run shown (at
-// most maxRuns): stored runs carry the checks' addresses.
+// when the snapshot no longer holds it, 1 Query of its timeline, and 1
+// GetItem per run shown (at most maxRuns): stored runs carry the checks'
+// addresses.
 func (w *Web) prPage(rw http.ResponseWriter, r *http.Request, s session, p queuePath) error {
 	ctx := r.Context()
 	rec, err := w.queueView(ctx, s.Org, p)
@@ -75,18 +77,30 @@ func (w *Web) prPage(rw http.ResponseWriter, r *http.Request, s session, p queue
 		QueueHref: queueHref(s.Org, k.Repo, k.Branch), GitHub: gitHubPR(k.Repo, e.PRNumber),
 		Queue: k.Repo.Owner + "/" + k.Repo.Name + " " + k.Branch, Active: e.Active(), Retries: e.Retries,
 	}
-	// The timeline: the transitions the queue still keeps (its last
-	// mergequeue.MaxKeptTransitions), and the runs they name.
+	// The timeline: the PR's stored transitions (its latest
+	// store.MaxTimeline, every submission's) and those the snapshot holds
+	// that are not stored yet, and the runs they name.
+	stepsOf, err := w.Store.PRTimeline(ctx, rec, e.PRNumber)
+	if err != nil {
+		return err
+	}
+	last := int64(-1)
+	if len(stepsOf) > 0 {
+		last = stepsOf[len(stepsOf)-1].Seq
+	}
+	for _, t := range rec.Snapshot.Transitions {
+		if t.PRNumber == e.PRNumber && t.Seq > last {
+			stepsOf = append(stepsOf, t)
+		}
+	}
+	page.MoreSteps = len(stepsOf) == store.MaxTimeline
 	var runIDs []string
 	addRun := func(id string) {
 		if id != "" && !slices.Contains(runIDs, id) {
 			runIDs = append(runIDs, id)
 		}
 	}
-	for _, t := range rec.Snapshot.Transitions {
-		if t.EntryID != e.ID {
-			continue
-		}
+	for _, t := range stepsOf {
 		page.Timeline = append(page.Timeline, step{
 			At: t.At.UTC().Format(time.DateTime), From: string(t.From), To: string(t.To),
 			Reason: t.Reason, Run: t.RunID, Bisection: t.Bisection,

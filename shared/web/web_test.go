@@ -253,6 +253,45 @@ func TestStoredHTMLIsEscaped(t *testing.T) {
 	}
 }
 
+// TestTimelineOutlivesTheSnapshot: a PR's timeline is still on its page
+// after the queue's snapshot dropped its transitions (it keeps the last
+// 200; another PR submitted and cancelled 101 times makes more), and a
+// PR with more transitions than a page reads says so.
+func TestTimelineOutlivesTheSnapshot(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.api("acme", "createQueue", map[string]any{"repo": webRepo, "targetBranch": "main"})
+	cancel := func(n int) {
+		e.api("acme", "cancelPullRequest", map[string]any{"repo": webRepo, "targetBranch": "main", "pr": map[string]any{"number": n}})
+	}
+	first, other := e.openPR("one", "Add one"), e.openPR("two", "Add two")
+	e.submit(first)
+	cancel(first)
+	for range 101 {
+		e.submit(other)
+		cancel(other)
+	}
+	c := e.client()
+	e.signIn(c, "acme")
+	a := e.get(c, fmt.Sprintf("/acme/merge-queue/acme/web/main/pr/%d", first))
+	if a.code != http.StatusOK {
+		t.Fatalf("%d %s", a.code, a.body)
+	}
+	for _, want := range []string{`class="state PENDING">PENDING`, `class="state CANCELLED">CANCELLED`} {
+		if !strings.Contains(a.body, want) {
+			t.Errorf("PR #%d's timeline has no %s", first, want)
+		}
+	}
+	a = e.get(c, fmt.Sprintf("/acme/merge-queue/acme/web/main/pr/%d", other))
+	timeline, _, _ := strings.Cut(a.body, "<h2>Test runs</h2>")
+	if rows := strings.Count(timeline, `<td class="state `); rows != 100 {
+		t.Errorf("PR #%d's timeline shows %d transitions, want its latest 100", other, rows)
+	}
+	if !strings.Contains(a.body, "The latest 100 transitions") {
+		t.Errorf("PR #%d's page does not say earlier transitions are left out", other)
+	}
+}
+
 // TestV1PathsStayTheAPIs: an unknown /v1 path is the API's plain-text 404,
 // not a page.
 func TestV1PathsStayTheAPIs(t *testing.T) {
