@@ -205,6 +205,7 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 			}
 		}
 	}
+	u.setTo("lu", str(up.Upload+" "+outcomeCode(c)))
 	hour := at.Unix() / 3600
 	if !c.zero() {
 		u.add = append(u.add, u.name(hourAttr(attrHour, hour))+" "+u.value(c.number()))
@@ -412,6 +413,21 @@ func addHour(tc *testhealth.TestCase, hour string, c hourCounts) {
 		(*m.m)[hour] += m.n
 	}
 }
+
+// outcomeCode is the letter the counter item keeps (with the upload, as
+// "lu") of a test's outcome in an upload: p passed, f failed, r passed on
+// retry.
+func outcomeCode(c hourCounts) string {
+	switch passed, failed := c.mp+c.op > 0, c.mf+c.of > 0; {
+	case failed && passed:
+		return "r"
+	case failed:
+		return "f"
+	}
+	return "p"
+}
+
+var outcomes = map[string]string{"p": testhealth.Passed, "f": testhealth.Failed, "r": testhealth.PassedOnRetry}
 
 // identityHash and ownersHash are short digests of what the meta item
 // holds, kept on the counter item, so that an upload learns from the

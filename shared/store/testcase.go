@@ -213,6 +213,9 @@ func readTestCase(items ...map[string]types.AttributeValue) (testhealth.TestCase
 			if t := nanosAttr(av); t.After(tc.LastRun) {
 				tc.LastRun = t
 			}
+		case name == "lu":
+			upload, code, _ := strings.Cut(strAttr(av), " ")
+			tc.LastUpload, tc.LastOutcome = upload, outcomes[code]
 		case name == "sv":
 			if tc.Status.Value == "" {
 				tc.Status.Value = strAttr(av)
@@ -338,6 +341,11 @@ func (s *Store) PutTestCase(ctx context.Context, tc testhealth.TestCase) error {
 	}
 	if tc.Status.Value != "" {
 		hot["sv"] = str(tc.Status.Value)
+	}
+	for code, o := range outcomes {
+		if tc.LastUpload != "" && o == tc.LastOutcome {
+			hot["lu"] = str(tc.LastUpload + " " + code)
+		}
 	}
 	if tc.QuarantineOverride != "" {
 		hot["qo"] = str(tc.QuarantineOverride)

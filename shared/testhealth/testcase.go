@@ -25,6 +25,12 @@ type TestCase struct {
 	Status    TestStatus `dynamodbav:"status"`
 	FirstSeen time.Time  `dynamodbav:"first_seen"`
 	LastRun   time.Time  `dynamodbav:"last_run,omitempty"`
+	// LastUpload is the upload of the latest run recorded and LastOutcome
+	// the test's outcome in it (Passed, Failed, PassedOnRetry): what a
+	// test's page shows of its latest run, passing runs being counted, not
+	// kept.
+	LastUpload  string `dynamodbav:"-"`
+	LastOutcome string `dynamodbav:"-"`
 
 	// PassedByHour and FailedByHour count runs per unix hour (key: hour
 	// number in decimal), for the failure rates.
@@ -230,3 +236,10 @@ func (c CommitResult) Flaky() (time.Time, bool) {
 	}
 	return c.FailedAt, true
 }
+
+// A test's outcome in one upload (TestCase.LastOutcome).
+const (
+	Passed        = "passed"
+	Failed        = "failed"
+	PassedOnRetry = "passed on retry"
+)

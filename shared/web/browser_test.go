@@ -261,7 +261,7 @@ func TestBrowserTestHealth(t *testing.T) {
 		t.Fatal(err)
 	}
 	contains(t, ctx, "test_login", "flaky", "Failure rate, 24 h", "Daily failure rate", "Most common failures",
-		"timeout "+hostile, "feature/x", "#17", "UNSPECIFIED")
+		"timeout "+hostile, "Latest run", "feature/x", "#17", "UNSPECIFIED")
 	chartsLabelled(t, ctx, 1)
 	screenshot(t, ctx, "test")
 

@@ -164,6 +164,7 @@ type testPage struct {
 	FlakeSHA, FlakeBranch          string
 	Chart                          chart
 	Runs                           []runRow
+	Latest                         *runRow
 	QuarantineOn                   bool
 }
 
@@ -174,13 +175,15 @@ type runRow struct {
 
 // testPage serves GET /{org}/flaky-tests/test/{id}?repo=…, the html_url
 // of the API: status and reason, rates, daily failure rate over the
-// history kept, most common failures, its failed runs of the last days,
+// history kept, most common failures, its latest run and its failed runs
+// of the last days,
 // owners, ticket and quarantine override.
 //
 // DynamoDB: 1 BatchGetItem (the repository and the test's items, as
-// get-test-details) and 2 Queries per day of failed runs listed (runDays
-// + 1 days touched: the day's runs and the earlier layout's index; each a
-// page per 1 MB of the repository's failures that day).
+// get-test-details), 1 GetItem (the upload of its latest run) and 2
+// Queries per day of failed runs listed (runDays + 1 days touched: the
+// day's runs and the earlier layout's index; each a page per 1 MB of the
+// repository's failures that day).
 func (w *Web) testPage(rw http.ResponseWriter, r *http.Request, s session) error {
 	ctx := r.Context()
 	ref, err := repoOf(r)
@@ -208,8 +211,32 @@ func (w *Web) testPage(rw http.ResponseWriter, r *http.Request, s session) error
 	if page.Runs, err = w.failedRuns(ctx, s.Org, repo.Ref, tc.ID, now); err != nil {
 		return err
 	}
+	if page.Latest, err = w.latestRun(ctx, s.Org, repo.Ref, tc); err != nil {
+		return err
+	}
 	return w.render(rw, r, http.StatusOK, "test.html", &s, view{Title: tc.Name, Page: page,
 		Crumbs: []crumb{{s.Org, orgHref(s.Org)}, {page.Repo, page.ListHref}}})
+}
+
+// latestRun is the test's latest run of any outcome: its counter item
+// names the upload, whose record has the commit. Nil before the first run
+// that names it, and once the upload record expired.
+func (w *Web) latestRun(ctx context.Context, org string, repo repository.Ref, tc testhealth.TestCase) (*runRow, error) {
+	if tc.LastUpload == "" {
+		return nil, nil
+	}
+	up, err := w.Store.GetUpload(ctx, org, tc.LastUpload)
+	if errs.Is(err, errs.NotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	row := &runRow{At: tc.LastRun.UTC().Format(time.DateTime), Branch: up.Branch, SHA: up.SHA, Status: tc.LastOutcome, PR: up.PR}
+	if up.PR > 0 {
+		row.PRHref = gitHubPR(repo, up.PR)
+	}
+	return row, nil
 }
 
 // failedRuns are the test's failed runs of the last runDays days, newest

@@ -292,6 +292,36 @@ func TestTimelineOutlivesTheSnapshot(t *testing.T) {
 	}
 }
 
+// TestTestPageShowsItsLatestRun: passing runs are counted, not kept, yet a
+// test's page shows its latest run whatever its outcome, with its branch,
+// commit and pull request; its failed runs stay listed below.
+func TestTestPageShowsItsLatestRun(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.uploadFlaky()
+	e.Clock.Advance(time.Minute)
+	e.upload("3b0c9d2e3b4a5968778695a4b3c2d1e0f9a8b7c6", "release/2", 23, junit([]string{"test_login"}))
+	c := e.client()
+	e.signIn(c, "acme")
+	a := e.get(c, "/acme/flaky-tests/test/"+e.testID("test_login")+"?repo=acme%2Fweb")
+	if a.code != http.StatusOK {
+		t.Fatalf("%d %s", a.code, a.body)
+	}
+	latest, failed, ok := strings.Cut(a.body, "Failed runs, last 3 days")
+	_, latest, _ = strings.Cut(latest, "<h2>Latest run</h2>")
+	if !ok {
+		t.Fatal("no failed runs on the page")
+	}
+	for _, want := range []string{"release/2", "3b0c9d2", `class="passed">passed`, `href="https://github.com/acme/web/pull/23"`} {
+		if !strings.Contains(latest, want) {
+			t.Errorf("the latest run shows no %s:\n%s", want, latest)
+		}
+	}
+	if !strings.Contains(failed, "feature/x") || strings.Contains(failed, "release/2") {
+		t.Errorf("the failed runs are not the failed ones")
+	}
+}
+
 // TestV1PathsStayTheAPIs: an unknown /v1 path is the API's plain-text 404,
 // not a page.
 func TestV1PathsStayTheAPIs(t *testing.T) {
