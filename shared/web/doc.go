@@ -6,7 +6,10 @@
 // endpoints), behind the shared middleware.
 //
 // Routes, and the DynamoDB calls each page makes (written again on each
-// handler; none scans):
+// handler; none scans). The two lists page: the organization home by 50
+// repositories (?repos_after=), the tests by 100 of each index they read
+// (?flaky_after=, broken_after=, quarantine_after=), each page bounded as
+// the table says:
 //
 //	| route                                           | page                 | DynamoDB calls                               |
 //	|-------------------------------------------------|----------------------|----------------------------------------------|
@@ -14,7 +17,7 @@
 //	| GET  /{org}                                     | organization home    | 1 Query + 4 Queries per repository (≤ 50)    |
 //	| GET  /{org}/merge-queue/{owner}/{name}/{branch} | queue                | 1 Query (2 on a GitHub Enterprise host)      |
 //	| GET  …/{branch}/pr/{n}                          | pull request         | 1 Query + ≤ 1 GetItem + ≤ 10 GetItems (runs) |
-//	| GET  /{org}/flaky-tests?repo={owner}/{name}     | unhealthy tests      | 1 GetItem + 3 Queries + ≤ 9 BatchGetItems    |
+//	| GET  /{org}/flaky-tests?repo={owner}/{name}     | unhealthy tests      | 1 GetItem + ≤ 3 Queries + ≤ 9 BatchGetItems  |
 //	| GET  /{org}/flaky-tests/test/{id}?repo=…        | test                 | 1 BatchGetItem + 6 Queries (3 days of fails) |
 //
 // The deployment's session secret adds one GetItem per function copy, once,

@@ -51,3 +51,10 @@ func gitHubCommit(repo repository.Ref, sha string) string {
 func gitHubTree(repo repository.Ref, branch string) string {
 	return repo.HTMLURL() + "/tree/" + url.PathEscape(branch)
 }
+
+// pager is a paged list's links: to its first page, from a later one, and
+// to the next page, when more follow.
+type pager struct{ First, Next string }
+
+// Paged says the list runs over more than one page.
+func (p pager) Paged() bool { return p.First != "" || p.Next != "" }

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"cmp"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -9,13 +11,14 @@ import (
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
-// maxRepos bounds the repositories the home page reads figures of.
+// maxRepos is how many repositories a page of the home shows and reads
+// figures of (Web.ReposPerPage, when set).
 const maxRepos = 50
 
 type orgPage struct {
-	Queues []queueRow
+	Queues []queueRow // of the page's repositories
 	Repos  []repoRow
-	More   int // repositories left out (beyond maxRepos)
+	Pager  pager
 }
 
 type queueRow struct {
@@ -29,13 +32,14 @@ type repoRow struct {
 	QuarantineOn, AutoQuarantine bool
 }
 
-// orgHome serves GET /{org}: its queues and its repositories with their
-// counts of flaky, broken and quarantined tests.
+// orgHome serves GET /{org}: its repositories with their counts of flaky,
+// broken and quarantined tests, and their queues, a page of repositories
+// at a time in name order: ?repos_after= names the last of the page before.
 //
-// DynamoDB: 1 Query (the repositories), then per repository (at most
-// maxRepos) 1 Query of its queues (GSI2, snapshots included) and up to 3
-// counting Queries (flaky, broken, quarantined; each a page per 1 MB of
-// index keys).
+// DynamoDB, per page: 1 Query (the repositories; a page per 1 MB), then
+// per repository of the page (at most maxRepos) 1 Query of its queues
+// (GSI2, snapshots included) and up to 3 counting Queries (flaky, broken,
+// quarantined; each a page per 1 MB of index keys).
 func (w *Web) orgHome(rw http.ResponseWriter, r *http.Request, s session) error {
 	ctx := r.Context()
 	repos, err := w.Store.ListRepos(ctx, s.Org)
@@ -44,8 +48,17 @@ func (w *Web) orgHome(rw http.ResponseWriter, r *http.Request, s session) error 
 	}
 	slices.SortFunc(repos, func(a, b store.Repo) int { return strings.Compare(a.Ref.String(), b.Ref.String()) })
 	page := orgPage{}
-	if len(repos) > maxRepos {
-		page.More, repos = len(repos)-maxRepos, repos[:maxRepos]
+	if after := r.URL.Query().Get("repos_after"); after != "" {
+		// Any name will do: the page starts after where it would sort.
+		i, found := slices.BinarySearchFunc(repos, after, func(r store.Repo, name string) int { return strings.Compare(r.Ref.String(), name) })
+		if found {
+			i++
+		}
+		repos, page.Pager.First = repos[i:], orgHref(s.Org)
+	}
+	if n := cmp.Or(w.ReposPerPage, maxRepos); len(repos) > n {
+		repos = repos[:n]
+		page.Pager.Next = orgHref(s.Org) + "?repos_after=" + url.QueryEscape(repos[n-1].Ref.String())
 	}
 	now := w.Now()
 	for _, repo := range repos {

@@ -4,12 +4,15 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
@@ -17,7 +20,8 @@ import (
 	"github.com/mainguard/mainguard/shared/testview"
 )
 
-// listLimit bounds each index a test list reads.
+// listLimit is how many entries of each index a page of the test list
+// reads (Web.TestsPerIndex, when set).
 const listLimit = 100
 
 // repoOf is the repository a test page's query names: repo=owner/name, as
@@ -49,18 +53,69 @@ type testListPage struct {
 	RepoParam, HostParam      string // the query's repo= and host=, kept by the filter form
 	Quarantined               bool
 	Tests                     []testRow
-	Truncated                 bool
 	Self                      string // the page's address without filters
+	Pager                     pager
+}
+
+// testIndex is an index the test list reads, and the query parameter
+// that carries its cursor from page to page: the last sort key read.
+type testIndex struct {
+	param string
+	// quarantine: the quarantine index, whose flaky and broken tests the
+	// other two list. Its keys are a test id after "A#" (overridden to
+	// always) or "U#" (flaky or broken, quarantined automatically): it
+	// adds only tests of the first part, and is done at the second.
+	quarantine bool
+	list       func(store.PageQuery) (store.Page, error)
+}
+
+// isKey says whether key is a cursor into the index: a test id as the
+// index keeps it (lower case), after "A#" in the quarantine index.
+func (ix testIndex) isKey(key string) bool {
+	if ix.quarantine {
+		id, ok := strings.CutPrefix(key, "A#")
+		if !ok {
+			return false
+		}
+		key = id
+	}
+	return key == strings.ToLower(key) && api.LimitOf("test_id").Chars.Valid(key)
+}
+
+// testCursors are the cursors of a test list page's address, by
+// parameter: nil on the first page, which reads every index from its
+// start; a later page holds those of the indexes not done yet, and reads
+// only them. A cursor that is no index key is Invalid.
+func testCursors(q url.Values, indexes []testIndex) (map[string]string, error) {
+	var out map[string]string
+	for _, ix := range indexes {
+		if !q.Has(ix.param) {
+			continue
+		}
+		after := q.Get(ix.param)
+		if !ix.isKey(after) {
+			return nil, errs.E(errs.Invalid, "This address's %s is not a place in the list of tests. Follow the list's own links, or start again from its first page.", ix.param)
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[ix.param] = after
+	}
+	return out, nil
 }
 
 // testList serves GET /{org}/flaky-tests?repo=…: the repository's flaky,
 // broken and quarantined tests, filtered by status, owner and quarantine,
-// sorted by failure rate (7 days), PRs impacted or last failure.
+// sorted by failure rate (7 days), PRs impacted or last failure. It pages
+// through the three indexes side by side, so a page sorts its own tests
+// only: the next page's address carries each index's cursor, and the
+// filters and sort.
 //
-// DynamoDB: 1 GetItem (the repository's settings), 3 Queries (the flaky
-// and broken indexes, the quarantine index; at most listLimit entries
-// each) and the BatchGetItems of their tests (each test is three items:
-// at most 3 per index).
+// DynamoDB, per page: 1 GetItem (the repository's settings), up to 3
+// Queries (the flaky and broken indexes, the quarantine index; at most
+// listLimit entries each; a later page reads only the indexes not done)
+// and the BatchGetItems of their tests (each test is three items: at most
+// 3 per index).
 func (w *Web) testList(rw http.ResponseWriter, r *http.Request, s session) error {
 	ctx := r.Context()
 	ref, err := repoOf(r)
@@ -71,36 +126,64 @@ func (w *Web) testList(rw http.ResponseWriter, r *http.Request, s session) error
 	if err != nil {
 		return err
 	}
-	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+	unhealthy := func(status string) func(store.PageQuery) (store.Page, error) {
+		return func(pq store.PageQuery) (store.Page, error) {
+			return w.Store.ListUnhealthy(ctx, s.Org, repo.Ref, status, pq)
+		}
+	}
+	indexes := []testIndex{
+		{param: "flaky_after", list: unhealthy(testhealth.Flaky)},
+		{param: "broken_after", list: unhealthy(testhealth.Broken)},
+		{param: "quarantine_after", quarantine: true, list: func(pq store.PageQuery) (store.Page, error) {
+			return w.Store.ListQuarantineCandidates(ctx, s.Org, repo.Ref, false, pq)
+		}},
+	}
 	q := r.URL.Query()
+	cursors, err := testCursors(q, indexes)
+	if err != nil {
+		return err
+	}
+	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
 	page := testListPage{
 		Repo: repo.Ref.String(), Status: q.Get("status"), Owner: strings.TrimSpace(q.Get("owner")),
 		Quarantined: q.Get("quarantined") == "on", Sort: cmp.Or(q.Get("sort"), "failure_rate"),
 		Self: testsHref(s.Org, repo.Ref), RepoParam: q.Get("repo"), HostParam: q.Get("host"),
 	}
+	// The first and next pages keep the filters and sort, with no cursor
+	// and with the open indexes' cursors.
+	first := maps.Clone(q)
+	for _, ix := range indexes {
+		first.Del(ix.param)
+	}
+	next := maps.Clone(first)
 	byID := map[string]testhealth.TestCase{}
-	read := func(list func(store.PageQuery) (store.Page, error)) error {
-		p, err := list(store.PageQuery{Limit: listLimit})
+	for _, ix := range indexes {
+		after, ok := cursors[ix.param]
+		if cursors != nil && !ok {
+			continue // done on an earlier page
+		}
+		p, err := ix.list(store.PageQuery{Limit: cmp.Or(w.TestsPerIndex, listLimit), After: after})
 		if err != nil {
 			return err
 		}
-		page.Truncated = page.Truncated || p.Next != ""
+		if p.Next != "" && !(ix.quarantine && strings.HasPrefix(p.Next, "U#")) {
+			next.Set(ix.param, p.Next)
+		}
 		for _, tc := range p.Tests {
+			// Each test on one page: a flaky or broken one with its
+			// status's index, even when it is quarantined too.
+			if ix.quarantine && (tc.Status.Value == testhealth.Flaky || tc.Status.Value == testhealth.Broken) {
+				continue
+			}
 			byID[tc.ID] = tc
 		}
-		return nil
 	}
-	for _, status := range []string{testhealth.Flaky, testhealth.Broken} {
-		if err := read(func(pq store.PageQuery) (store.Page, error) {
-			return w.Store.ListUnhealthy(ctx, s.Org, repo.Ref, status, pq)
-		}); err != nil {
-			return err
-		}
+	list := orgHref(s.Org) + "/flaky-tests?"
+	if cursors != nil {
+		page.Pager.First = list + first.Encode()
 	}
-	if err := read(func(pq store.PageQuery) (store.Page, error) {
-		return w.Store.ListQuarantineCandidates(ctx, s.Org, repo.Ref, false, pq)
-	}); err != nil {
-		return err
+	if len(next) > len(first) {
+		page.Pager.Next = list + next.Encode()
 	}
 	now := w.Now()
 	for _, tc := range byID {

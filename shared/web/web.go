@@ -42,6 +42,10 @@ type Web struct {
 	// that a revoked token ends its sessions within the cache's time, as
 	// it stops working for the API.
 	Auth *api.CachedAuth
+	// TestsPerIndex and ReposPerPage size the pages of the test list (the
+	// entries read of each of its indexes) and of an organization's home;
+	// 0 is listLimit and maxRepos. Tests lower them to page through a few.
+	TestsPerIndex, ReposPerPage int
 
 	sessions sessions
 }
