@@ -42,10 +42,10 @@ func pagesEnv(tb testing.TB) (*env, *http.Cookie, []pageCase, *testkit.SyncBuffe
 		{"org home", "/acme", 1 + 4},
 		{"org home p2", "/acme?repos_after=github.com%2Facme%2Fa", 1 + 4},
 		{"queue", "/acme/merge-queue/acme/web/main", 1},
-		{"pull request", fmt.Sprintf("/acme/merge-queue/acme/web/main/pr/%d", s.retested), 1 + 1 + 10},
+		{"pull request", fmt.Sprintf("/acme/merge-queue/acme/web/main/pr/%d", s.retested), 1 + 1 + 1 + 10},
 		{"test list", "/acme/flaky-tests?repo=acme/web", 1 + 3 + 9},
 		{"test list p2", "/acme/flaky-tests?repo=acme/web&flaky_after=" + id, 1 + 1 + 3}, // the flaky index alone
-		{"test", "/acme/flaky-tests/test/" + id + "?repo=acme%2Fweb", 1 + 2*4},
+		{"test", "/acme/flaky-tests/test/" + id + "?repo=acme%2Fweb", 1 + 1 + 2*4},
 	}, logs
 }
 

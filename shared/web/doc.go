@@ -11,14 +11,14 @@
 // (?flaky_after=, broken_after=, quarantine_after=), each page bounded as
 // the table says:
 //
-//	| route                                           | page                 | DynamoDB calls                               |
-//	|-------------------------------------------------|----------------------|----------------------------------------------|
-//	| GET  /signin, POST /signin, POST /signout       | sign-in              | POST: 1 GetItem (the token)                  |
-//	| GET  /{org}                                     | organization home    | 1 Query + 4 Queries per repository (≤ 50)    |
-//	| GET  /{org}/merge-queue/{owner}/{name}/{branch} | queue                | 1 Query (2 on a GitHub Enterprise host)      |
-//	| GET  …/{branch}/pr/{n}                          | pull request         | 1 Query + ≤ 1 GetItem + ≤ 10 GetItems (runs) |
-//	| GET  /{org}/flaky-tests?repo={owner}/{name}     | unhealthy tests      | 1 GetItem + ≤ 3 Queries + ≤ 9 BatchGetItems  |
-//	| GET  /{org}/flaky-tests/test/{id}?repo=…        | test                 | 1 BatchGetItem + 6 Queries (3 days of fails) |
+//	| route                                           | page              | DynamoDB calls                                                         |
+//	|-------------------------------------------------|-------------------|------------------------------------------------------------------------|
+//	| GET  /signin, POST /signin, POST /signout       | sign-in           | POST: 1 GetItem (the token)                                            |
+//	| GET  /{org}                                     | organization home | 1 Query + 4 Queries per repository (≤ 50)                              |
+//	| GET  /{org}/merge-queue/{owner}/{name}/{branch} | queue             | 1 Query (2 on a GitHub Enterprise host)                                |
+//	| GET  …/{branch}/pr/{n}                          | pull request      | 1 Query + ≤ 1 GetItem + 1 Query (timeline) + ≤ 10 GetItems (runs)      |
+//	| GET  /{org}/flaky-tests?repo={owner}/{name}     | unhealthy tests   | 1 GetItem + ≤ 3 Queries + ≤ 9 BatchGetItems                            |
+//	| GET  /{org}/flaky-tests/test/{id}?repo=…        | test              | 1 BatchGetItem + 1 GetItem (latest run) + 8 Queries (4 days of fails)  |
 //
 // The deployment's session secret adds one GetItem per function copy, once,
 // and checking that a session's token still holds one GetItem per token
