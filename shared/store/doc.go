@@ -27,6 +27,8 @@
 //	|                                 |                       | tests' meta items in BatchWriteItems                  |
 //	| fold a test's old hours         | TransactWriteItems    | counter item (hours out, day sums in, conditional on  |
 //	|                                 |                       | the hours read) + meta item (ADD x{hour}), rare       |
+//	| pack pull-request failure times | GetItem + UpdateItem  | meta item SET prs (conditional on the value read),    |
+//	|                                 | + UpdateItem          | then the failure item's pr.{n} REMOVEd if unchanged   |
 //	| batch of an upload done         | PutItem               | PK=…#REPO#{repo}#SHA#{sha}, SK=RUNS#{upload}#{batch}, |
 //	|                                 |                       | passed and failed test ids, ttl 16 days               |
 //	| batches of a commit             | Query                 | PK=…#SHA#{sha}: resume, pass-on-retry across uploads  |
@@ -64,14 +66,19 @@
 // counter item (under 1 KB whatever the test's age) holds what
 // classification reads: the runs of each recent hour, four counters packed
 // into one number (counters.go), the monitored runs of older days, the
-// streak, the status value, quarantine override, flake time and rev. Every
+// streak, the status value, quarantine override, flake time and rev, and
+// the upload and outcome of its latest run (what the test's web page shows
+// of it, passing runs being counted, not kept). Every
 // upload ADDs to it without reading it and gets it back as it was
 // (ReturnValues ALL_OLD), which is all classification needs; a batch is
 // counted once because the item keeps the tokens of the last batches
-// applied to it. Its failure item (clusters, pull requests) is written
-// only when the test fails, its meta item (identity, owners, health as
-// shown, ticket, and the hours folded out of the counter item, exactly)
-// on first sight, on a health write and when old hours are folded. A test
+// applied to it. Its failure item (clusters, the pull requests of its
+// latest failures) is written only when the test fails, its meta item
+// (identity, owners, health as shown, ticket, the hours folded out of the
+// counter item, exactly, and the older pull-request failure times packed
+// into one attribute, failedprs.go) on first sight, on a health write,
+// when old hours are folded and when the failure item's pull requests are
+// packed (one failure on a pull request in 16). A test
 // stored by the earlier layout (everything on one item, a counter
 // attribute each) is read and counted on as it is; its counters leave it
 // as they leave every window.

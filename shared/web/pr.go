@@ -84,6 +84,7 @@ func (w *Web) prPage(rw http.ResponseWriter, r *http.Request, s session, p queue
 	if err != nil {
 		return err
 	}
+	page.MoreSteps = len(stepsOf) == store.MaxTimeline
 	last := int64(-1)
 	if len(stepsOf) > 0 {
 		last = stepsOf[len(stepsOf)-1].Seq
@@ -93,7 +94,6 @@ func (w *Web) prPage(rw http.ResponseWriter, r *http.Request, s session, p queue
 			stepsOf = append(stepsOf, t)
 		}
 	}
-	page.MoreSteps = len(stepsOf) == store.MaxTimeline
 	var runIDs []string
 	addRun := func(id string) {
 		if id != "" && !slices.Contains(runIDs, id) {
