@@ -300,3 +300,116 @@ func TestFailedPRsArePacked(t *testing.T) {
 		t.Errorf("pull request 1001 failed at %v, want %v (to the millisecond)", got, last)
 	}
 }
+
+// TestFoldMovesHoursKeptOneByOne: a meta item written before folded hours
+// were packed keeps them one attribute each (x{hour}); the next fold moves
+// them into the packed value, and every figure reads the same before and
+// after.
+func TestFoldMovesHoursKeptOneByOne(t *testing.T) {
+	t.Parallel()
+	db, table := storetest.NewTable(t)
+	s := store.New(db, table, fixed)
+	ctx := context.Background()
+	record := func(from, to int) {
+		for h := from; h >= to; h-- {
+			up := testhealth.UploadRuns{Org: "acme", Repo: web, Upload: fmt.Sprintf("u%d", h), At: t0.Add(-time.Duration(h) * time.Hour), SHA: "s", Branch: "main", Monitored: h%2 == 0}
+			status := "passed"
+			if h%4 == 0 {
+				status = "failed"
+			}
+			if _, err := s.RecordBatch(ctx, up, oneTest(status, "passed")); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	record(100, 41) // folds, into the packed value
+	pk := &types.AttributeValueMemberS{Value: "ORG#acme#REPO#" + web.Key() + "#TEST#" + testID}
+	key := func(sk string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"PK": pk, "SK": &types.AttributeValueMemberS{Value: sk}}
+	}
+	get := func(sk string) map[string]types.AttributeValue {
+		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key(sk), ConsistentRead: aws.Bool(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.Item
+	}
+	before, err := s.GetTestCase(ctx, "acme", web, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Write the meta item's folded hours as they were first kept.
+	hot := get("TEST")
+	set, names, values := []string{}, map[string]string{"#xh": "xh"}, map[string]types.AttributeValue{}
+	for h, passed := range before.PassedByHour {
+		if _, onHot := hot["h"+h]; onHot {
+			continue
+		}
+		mp, mf := before.MonitoredPassedByHour[h], before.MonitoredFailedByHour[h]
+		n := strings.TrimLeft(fmt.Sprintf("%d%09d%09d%09d", before.FailedByHour[h]-mf, passed-mp, mf, mp), "0")
+		names["#"+h], values[":"+h] = "x"+h, &types.AttributeValueMemberN{Value: n}
+		set = append(set, "#"+h+" = :"+h)
+	}
+	if len(set) == 0 {
+		t.Fatal("no folded hour to write")
+	}
+	if _, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: key("TEST#META"),
+		UpdateExpression:         aws.String("SET " + strings.Join(set, ", ") + " REMOVE #xh"),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: values}); err != nil {
+		t.Fatal(err)
+	}
+	figures := func(tc testhealth.TestCase) string {
+		return fmt.Sprint(testhealth.FailureRate(tc, testhealth.Day, t0), testhealth.FailureRate(tc, testhealth.Week, t0),
+			tc.PassedByHour, tc.FailedByHour, tc.MonitoredPassedByHour, tc.MonitoredFailedByHour)
+	}
+	asKept, err := s.GetTestCase(ctx, "acme", web, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if figures(asKept) != figures(before) {
+		t.Fatalf("read one by one:\n%s\nwant\n%s", figures(asKept), figures(before))
+	}
+	record(40, 1) // folds again
+	after, err := s.GetTestCase(ctx, "acme", web, testID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := get("TEST#META")
+	for name := range meta {
+		if len(name) > 1 && name[0] == 'x' && name[1] >= '0' && name[1] <= '9' {
+			t.Errorf("the meta item still holds %s", name)
+		}
+	}
+	if _, ok := meta["xh"]; !ok {
+		t.Error("the meta item has no packed hours")
+	}
+	// 100 hours, all within testhealth.Keep: every one is read back.
+	if got, want := figures(after), figures(expectedHours(100, t0)); got != want {
+		t.Errorf("after the fold:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// expectedHours is TestFoldMovesHoursKeptOneByOne's uploads, counted by
+// hand: hour h before t0 (h from n to 1) has a failed run when h%4 == 0,
+// else a passed one, and one more passed run; even hours are monitored.
+func expectedHours(n int, t0 time.Time) testhealth.TestCase {
+	tc := testhealth.TestCase{PassedByHour: map[string]int{}, FailedByHour: map[string]int{}, MonitoredPassedByHour: map[string]int{}, MonitoredFailedByHour: map[string]int{}}
+	for h := n; h >= 1; h-- {
+		k := testhealth.HourKey(t0.Add(-time.Duration(h) * time.Hour))
+		p, f := 2, 0
+		if h%4 == 0 {
+			p, f = 1, 1
+		}
+		tc.PassedByHour[k] = p
+		if f > 0 {
+			tc.FailedByHour[k] = f
+		}
+		if h%2 == 0 {
+			tc.MonitoredPassedByHour[k] = p
+			if f > 0 {
+				tc.MonitoredFailedByHour[k] = f
+			}
+		}
+	}
+	return tc
+}

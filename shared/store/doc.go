@@ -25,8 +25,9 @@
 //	| count a batch of an upload      | UpdateItem per test   | ADD to the counter item, token-guarded, ALL_OLD back; |
 //	|                                 | (+ BatchWriteItem)    | failure item on failure; failed-run items and new     |
 //	|                                 |                       | tests' meta items in BatchWriteItems                  |
-//	| fold a test's old hours         | TransactWriteItems    | counter item (hours out, day sums in, conditional on  |
-//	|                                 |                       | the hours read) + meta item (ADD x{hour}), rare       |
+//	| fold a test's old hours         | GetItem +             | counter item (hours out, day sums in, conditional on  |
+//	|                                 | TransactWriteItems    | the hours read) + meta item (SET xh, the packed       |
+//	|                                 |                       | folded hours, conditional on the value read), daily   |
 //	| pack pull-request failure times | GetItem + UpdateItem  | meta item SET prs (conditional on the value read),    |
 //	|                                 | + UpdateItem          | then the failure item's pr.{n} REMOVEd if unchanged   |
 //	| batch of an upload done         | PutItem               | PK=…#REPO#{repo}#SHA#{sha}, SK=RUNS#{upload}#{batch}, |
@@ -75,8 +76,8 @@
 // applied to it. Its failure item (clusters, the pull requests of its
 // latest failures) is written only when the test fails, its meta item
 // (identity, owners, health as shown, ticket, the hours folded out of the
-// counter item, exactly, and the older pull-request failure times packed
-// into one attribute, failedprs.go) on first sight, on a health write,
+// counter item, exactly, packed into one attribute (foldedhours.go), and
+// the older pull-request failure times packed into another, failedprs.go) on first sight, on a health write,
 // when old hours are folded and when the failure item's pull requests are
 // packed (one failure on a pull request in 16). A test
 // stored by the earlier layout (everything on one item, a counter

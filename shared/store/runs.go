@@ -602,11 +602,15 @@ func (s *Store) pruneFailures(ctx context.Context, k, item map[string]types.Attr
 }
 
 // foldIfDue moves the counter item's hours older than foldAge to the meta
-// item, exactly, and into day sums of their monitored counts on the
-// counter item, once foldBatch of them are there; days and hours older
-// than testhealth.Keep are dropped on the way. It is one transaction,
-// conditional on the folded hours being what the ingest saw: when another
-// upload counted into one meanwhile, the fold is left to a later upload.
+// item, exactly (packed: foldedhours.go), and into day sums of their
+// monitored counts on the counter item, once foldBatch of them are there;
+// days and hours older than testhealth.Keep are dropped on the way. It
+// reads the meta item's folded hours, then writes both items in one
+// transaction, conditional on the folded hours of each being what it
+// read: when another upload counted into one meanwhile, or another fold
+// ran, the fold is left to a later upload. Folded hours the meta item
+// still holds one attribute each, as they were first kept, move into the
+// packed value.
 func (s *Store) foldIfDue(ctx context.Context, org string, repo repository.Ref, id string, hot hotItem) error {
 	now := s.now().UTC()
 	cutHour := now.Unix()/3600 - foldAge
@@ -621,8 +625,35 @@ func (s *Store) foldIfDue(ctx context.Context, org string, repo repository.Ref, 
 		return nil
 	}
 	slices.Sort(old)
+	mk := metaKey(org, repo, id)
+	meta, err := s.getItem(ctx, mk)
+	if err != nil {
+		return err
+	}
 	hu, mu := newUpdate(), newUpdate()
-	var conds, hotRemove, metaRemove []string
+	folded := map[int64]hourCounts{}
+	var metaRemove []string
+	xh := mu.name(attrFoldedHours)
+	metaCond := "attribute_not_exists(" + xh + ")"
+	var legacy []string
+	for name := range meta {
+		if _, ok := numbered(name, attrOldHour); ok {
+			legacy = append(legacy, name)
+		}
+	}
+	slices.Sort(legacy)
+	for _, name := range capped(legacy, maxRemovals) { // the rest move with the next fold
+		h, _ := numbered(name, attrOldHour)
+		if c, ok := unpackHour(meta[name]); ok {
+			folded[h] = folded[h].add(c)
+		}
+		metaRemove = append(metaRemove, mu.name(name))
+	}
+	if b, ok := meta[attrFoldedHours].(*types.AttributeValueMemberB); ok {
+		unpackHours(b.Value, func(h int64, c hourCounts) { folded[h] = folded[h].add(c) })
+		metaCond = xh + " = " + mu.value(b)
+	}
+	var conds, hotRemove []string
 	sums := map[int64]dayCounts{}
 	for _, h := range old {
 		c := hot.hours[h]
@@ -632,7 +663,12 @@ func (s *Store) foldIfDue(ctx context.Context, org string, repo repository.Ref, 
 		if day := h / 24; day >= keepDay {
 			d := sums[day]
 			sums[day] = dayCounts{d.mp + c.mp, d.mf + c.mf}
-			mu.add = append(mu.add, mu.name(hourAttr(attrOldHour, h))+" "+mu.value(c.number()))
+			folded[h] = folded[h].add(c)
+		}
+	}
+	for h := range folded {
+		if h/24 < keepDay {
+			delete(folded, h)
 		}
 	}
 	for day, c := range sums {
@@ -641,26 +677,18 @@ func (s *Store) foldIfDue(ctx context.Context, org string, repo repository.Ref, 
 	for day := range hot.days {
 		if day < keepDay {
 			hotRemove = append(hotRemove, hu.name(hourAttr(attrDay, day)))
-			for h := day * 24; h < day*24+24; h++ {
-				metaRemove = append(metaRemove, mu.name(hourAttr(attrOldHour, h)))
-			}
 		}
 	}
-	hexpr := withRemove(hu.expression(), hotRemove)
-	actions := []types.TransactWriteItem{{Update: &types.Update{
-		Key: testKey(org, repo, id), UpdateExpression: aws.String(hexpr),
+	mu.set = append(mu.set, xh+" = "+mu.value(&types.AttributeValueMemberB{Value: packHours(folded)}))
+	err = s.transact(ctx, types.TransactWriteItem{Update: &types.Update{
+		Key: testKey(org, repo, id), UpdateExpression: aws.String(withRemove(hu.expression(), hotRemove)),
 		ConditionExpression:      aws.String(strings.Join(conds, " AND ")),
 		ExpressionAttributeNames: hu.names, ExpressionAttributeValues: hu.values,
-	}}}
-	mexpr := withRemove(mu.expression(), metaRemove)
-	if mexpr != "" {
-		up := &types.Update{Key: metaKey(org, repo, id), UpdateExpression: aws.String(mexpr), ExpressionAttributeNames: mu.names}
-		if len(mu.values) > 0 {
-			up.ExpressionAttributeValues = mu.values
-		}
-		actions = append(actions, types.TransactWriteItem{Update: up})
-	}
-	err := s.transact(ctx, actions...)
+	}}, types.TransactWriteItem{Update: &types.Update{
+		Key: mk, UpdateExpression: aws.String(withRemove(mu.expression(), metaRemove)),
+		ConditionExpression:      aws.String(metaCond),
+		ExpressionAttributeNames: mu.names, ExpressionAttributeValues: mu.values,
+	}})
 	if errs.Is(err, errs.Conflict) {
 		return nil
 	}

@@ -202,6 +202,12 @@ func readTestCase(items ...map[string]types.AttributeValue) (testhealth.TestCase
 			}
 			continue
 		}
+		if name == attrFoldedHours {
+			if b, ok := av.(*types.AttributeValueMemberB); ok {
+				unpackHours(b.Value, func(h int64, c hourCounts) { addHour(&tc, strconv.FormatInt(h, 10), c) })
+			}
+			continue
+		}
 		if h, ok := numbered(name, attrOldHour); ok {
 			if c, ok := unpackHour(av); ok {
 				addHour(&tc, strconv.FormatInt(h, 10), c)
