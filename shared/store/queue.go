@@ -380,14 +380,14 @@ func (s *Store) SaveQueue(ctx context.Context, r QueueRecord, prev int64, ch Que
 		}
 		rest = append(rest, types.TransactWriteItem{Put: p})
 	}
-	if len(actions) > MaxTransactActions {
-		// Only a step touching more than 99 PRs at once gets here; events
-		// beyond the transaction are written right after it.
-		return s.saveLarge(ctx, r, actions, rest, ch.Transitions, len(ch.Folded))
-	}
-	n := min(len(rest), MaxTransactActions-len(actions))
+	// Only a step touching more than 99 PRs at once has more actions than
+	// a transaction takes; those beyond it are written right after it.
+	n := max(0, min(len(rest), MaxTransactActions-len(actions)))
 	actions = append(actions, rest[:n]...)
 	rest = rest[n:]
+	if len(actions) > MaxTransactActions {
+		actions, rest = actions[:MaxTransactActions], append(actions[MaxTransactActions:], rest...)
+	}
 	if err := s.transact(ctx, actions...); err != nil {
 		return savedConflict(err, len(ch.Folded))
 	}
@@ -411,16 +411,6 @@ func savedConflict(err error, folded int) error {
 		}
 	}
 	return err
-}
-
-func (s *Store) saveLarge(ctx context.Context, r QueueRecord, actions, rest []types.TransactWriteItem, ts []mergequeue.TransitionRecord, folded int) error {
-	if err := s.transact(ctx, actions[:MaxTransactActions]...); err != nil {
-		return savedConflict(err, folded)
-	}
-	if err := s.writeEach(ctx, append(actions[MaxTransactActions:], rest...)); err != nil {
-		return err
-	}
-	return s.writeTimeline(ctx, r, ts)
 }
 
 // TimelineTTL is how long a PR's timeline items are kept.

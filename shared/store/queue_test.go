@@ -165,3 +165,51 @@ func TestGitHubDeliveryClaimedOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestLargeSaveWritesEverything: a save with more events than one
+// transaction takes (100 actions) commits the snapshot with the first of
+// them and writes the rest right after; every event reaches the outbox,
+// and the entries and transitions it carries are stored too.
+func TestLargeSaveWritesEverything(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := storetest.New(t, nil)
+	r := queueRec("large", true)
+	if err := s.CreateQueue(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	var ch store.QueueChanges
+	for i := range 120 {
+		ch.Events = append(ch.Events, store.Event{ID: fmt.Sprintf("evt_%03d", i), Org: "acme", Type: "t", Payload: "{}", CreatedAt: time.Unix(1_700_000_000, 0)})
+	}
+	at := time.Date(2026, 7, 23, 9, 0, 0, 0, time.UTC)
+	ch.Entries = []mergequeue.Entry{{ID: "e1", PRNumber: 7, State: mergequeue.Cancelled, StateChangedAt: at}}
+	ch.Transitions = []mergequeue.TransitionRecord{{Transition: mergequeue.Transition{Seq: 1, EntryID: "e1", PRNumber: 7, From: mergequeue.Pending, To: mergequeue.Cancelled, At: at}}}
+	next := r
+	next.Snapshot.Version = 1
+	if err := s.SaveQueue(ctx, next, 0, ch); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.PendingEvents(ctx, "acme", 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 120 {
+		t.Errorf("%d events in the outbox, want 120", len(evs))
+	}
+	got, err := s.GetQueue(ctx, r.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Snapshot.Version != 1 {
+		t.Errorf("snapshot version %d, want 1", got.Snapshot.Version)
+	}
+	stored, err := s.QueueEntry(ctx, store.QueueRecord{Key: r.Key, ID: r.ID}, 7)
+	if err != nil || stored.Entry.State != mergequeue.Cancelled {
+		t.Errorf("entry: %+v, %v", stored.Entry, err)
+	}
+	steps, err := s.PRTimeline(ctx, got, 7)
+	if err != nil || len(steps) != 1 || steps[0].To != mergequeue.Cancelled {
+		t.Errorf("timeline: %+v, %v", steps, err)
+	}
+}
