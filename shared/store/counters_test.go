@@ -84,39 +84,8 @@ func TestFoldKeepsEveryFigure(t *testing.T) {
 	db, table := storetest.NewTable(t)
 	s := store.New(db, table, fixed)
 	ctx := context.Background()
-	want := testhealth.TestCase{}
-	var last testhealth.TestCase
-	for h := 60; h >= 1; h-- {
-		at := t0.Add(-time.Duration(h) * time.Hour)
-		up := testhealth.UploadRuns{Org: "acme", Repo: web, Upload: fmt.Sprintf("u%d", h), At: at, SHA: "s", Branch: "main", Monitored: h%2 == 0, PR: h}
-		status := "passed"
-		if h%4 == 0 {
-			status = "failed"
-		}
-		views, err := s.RecordBatch(ctx, up, oneTest(status, "passed"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		last = views[0]
-		k := testhealth.HourKey(at)
-		for _, m := range []*map[string]int{&want.PassedByHour, &want.FailedByHour, &want.MonitoredPassedByHour, &want.MonitoredFailedByHour} {
-			if *m == nil {
-				*m = map[string]int{}
-			}
-		}
-		want.PassedByHour[k] += 1
-		if status == "passed" {
-			want.PassedByHour[k]++
-		} else {
-			want.FailedByHour[k]++
-		}
-		if up.Monitored {
-			want.MonitoredPassedByHour[k] = want.PassedByHour[k]
-			if want.FailedByHour[k] > 0 {
-				want.MonitoredFailedByHour[k] = want.FailedByHour[k]
-			}
-		}
-	}
+	last := recordHourly(t, s, 60, 1)
+	want := expectedHours(60, t0)
 	got, err := s.GetTestCase(ctx, "acme", web, testID)
 	if err != nil {
 		t.Fatal(err)
@@ -137,13 +106,9 @@ func TestFoldKeepsEveryFigure(t *testing.T) {
 	if n := testhealth.PullRequestsImpacted(got, t0); n != 15 {
 		t.Errorf("pull requests impacted %d, want 15", n)
 	}
-	raw, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
-		"PK": &types.AttributeValueMemberS{Value: "ORG#acme#REPO#" + web.Key() + "#TEST#" + testID}, "SK": &types.AttributeValueMemberS{Value: "TEST"}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := rawItem(t, db, table, "TEST")
 	hours, days := 0, 0
-	for name := range raw.Item {
+	for name := range raw {
 		switch {
 		case len(name) > 1 && name[0] == 'h' && name[1] >= '0' && name[1] <= '9':
 			hours++
@@ -154,7 +119,7 @@ func TestFoldKeepsEveryFigure(t *testing.T) {
 	if hours > 48 || days == 0 {
 		t.Errorf("counter item holds %d hours and %d days; want at most 48 hours, and days", hours, days)
 	}
-	if size := billing.ItemSize(raw.Item); size > 1024 {
+	if size := billing.ItemSize(raw); size > 1024 {
 		t.Errorf("counter item is %d bytes", size)
 	}
 	// Classification sees monitored runs of whole folded days: over two
@@ -259,16 +224,7 @@ func TestFailedPRsArePacked(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pk := &types.AttributeValueMemberS{Value: "ORG#acme#REPO#" + web.Key() + "#TEST#" + testID}
-	item := func(sk string) map[string]types.AttributeValue {
-		raw, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: map[string]types.AttributeValue{
-			"PK": pk, "SK": &types.AttributeValueMemberS{Value: sk}}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return raw.Item
-	}
-	fail, meta := item("TEST#FAIL"), item("TEST#META")
+	fail, meta := rawItem(t, db, table, "TEST#FAIL"), rawItem(t, db, table, "TEST#META")
 	loose := 0
 	for name := range fail {
 		if strings.HasPrefix(name, "pr.") {
@@ -310,36 +266,13 @@ func TestFoldMovesHoursKeptOneByOne(t *testing.T) {
 	db, table := storetest.NewTable(t)
 	s := store.New(db, table, fixed)
 	ctx := context.Background()
-	record := func(from, to int) {
-		for h := from; h >= to; h-- {
-			up := testhealth.UploadRuns{Org: "acme", Repo: web, Upload: fmt.Sprintf("u%d", h), At: t0.Add(-time.Duration(h) * time.Hour), SHA: "s", Branch: "main", Monitored: h%2 == 0}
-			status := "passed"
-			if h%4 == 0 {
-				status = "failed"
-			}
-			if _, err := s.RecordBatch(ctx, up, oneTest(status, "passed")); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	record(100, 41) // folds, into the packed value
-	pk := &types.AttributeValueMemberS{Value: "ORG#acme#REPO#" + web.Key() + "#TEST#" + testID}
-	key := func(sk string) map[string]types.AttributeValue {
-		return map[string]types.AttributeValue{"PK": pk, "SK": &types.AttributeValueMemberS{Value: sk}}
-	}
-	get := func(sk string) map[string]types.AttributeValue {
-		out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: key(sk), ConsistentRead: aws.Bool(true)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return out.Item
-	}
+	recordHourly(t, s, 100, 41) // folds, into the packed value
 	before, err := s.GetTestCase(ctx, "acme", web, testID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Write the meta item's folded hours as they were first kept.
-	hot := get("TEST")
+	hot := rawItem(t, db, table, "TEST")
 	set, names, values := []string{}, map[string]string{"#xh": "xh"}, map[string]types.AttributeValue{}
 	for h, passed := range before.PassedByHour {
 		if _, onHot := hot["h"+h]; onHot {
@@ -353,7 +286,7 @@ func TestFoldMovesHoursKeptOneByOne(t *testing.T) {
 	if len(set) == 0 {
 		t.Fatal("no folded hour to write")
 	}
-	if _, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: key("TEST#META"),
+	if _, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: testItemKey("TEST#META"),
 		UpdateExpression:         aws.String("SET " + strings.Join(set, ", ") + " REMOVE #xh"),
 		ExpressionAttributeNames: names, ExpressionAttributeValues: values}); err != nil {
 		t.Fatal(err)
@@ -369,12 +302,12 @@ func TestFoldMovesHoursKeptOneByOne(t *testing.T) {
 	if figures(asKept) != figures(before) {
 		t.Fatalf("read one by one:\n%s\nwant\n%s", figures(asKept), figures(before))
 	}
-	record(40, 1) // folds again
+	recordHourly(t, s, 40, 1) // folds again
 	after, err := s.GetTestCase(ctx, "acme", web, testID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta := get("TEST#META")
+	meta := rawItem(t, db, table, "TEST#META")
 	for name := range meta {
 		if len(name) > 1 && name[0] == 'x' && name[1] >= '0' && name[1] <= '9' {
 			t.Errorf("the meta item still holds %s", name)
@@ -389,9 +322,48 @@ func TestFoldMovesHoursKeptOneByOne(t *testing.T) {
 	}
 }
 
-// expectedHours is TestFoldMovesHoursKeptOneByOne's uploads, counted by
-// hand: hour h before t0 (h from n to 1) has a failed run when h%4 == 0,
-// else a passed one, and one more passed run; even hours are monitored.
+// recordHourly records an upload an hour, from hour from before t0 to
+// hour to, of testID from pull request h: a failed run when h%4 == 0, else
+// a passed one, and one more passed run; even hours are monitored. It
+// returns the test as the last upload's update answered it.
+func recordHourly(t *testing.T, s *store.Store, from, to int) testhealth.TestCase {
+	t.Helper()
+	var last testhealth.TestCase
+	for h := from; h >= to; h-- {
+		up := testhealth.UploadRuns{Org: "acme", Repo: web, Upload: fmt.Sprintf("u%d", h), At: t0.Add(-time.Duration(h) * time.Hour), SHA: "s", Branch: "main", Monitored: h%2 == 0, PR: h}
+		status := "passed"
+		if h%4 == 0 {
+			status = "failed"
+		}
+		views, err := s.RecordBatch(context.Background(), up, oneTest(status, "passed"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = views[0]
+	}
+	return last
+}
+
+// testItemKey is the key of testID's item sk (TEST, TEST#FAIL, TEST#META).
+func testItemKey(sk string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "ORG#acme#REPO#" + web.Key() + "#TEST#" + testID},
+		"SK": &types.AttributeValueMemberS{Value: sk},
+	}
+}
+
+// rawItem reads testID's item sk as stored.
+func rawItem(t *testing.T, db *dynamodb.Client, table, sk string) map[string]types.AttributeValue {
+	t.Helper()
+	out, err := db.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(table), Key: testItemKey(sk), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.Item
+}
+
+// expectedHours is recordHourly's uploads from hour n to hour 1, counted
+// by hand.
 func expectedHours(n int, t0 time.Time) testhealth.TestCase {
 	tc := testhealth.TestCase{PassedByHour: map[string]int{}, FailedByHour: map[string]int{}, MonitoredPassedByHour: map[string]int{}, MonitoredFailedByHour: map[string]int{}}
 	for h := n; h >= 1; h-- {

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"maps"
@@ -45,12 +46,7 @@ func packPRs(prs map[string]time.Time) []byte {
 			es = append(es, entry{n, at.UnixMilli()})
 		}
 	}
-	slices.SortFunc(es, func(a, b entry) int {
-		if a.ms != b.ms {
-			return int(min(max(a.ms-b.ms, -1), 1))
-		}
-		return int(min(max(a.pr-b.pr, -1), 1))
-	})
+	slices.SortFunc(es, func(a, b entry) int { return cmp.Or(cmp.Compare(a.ms, b.ms), cmp.Compare(a.pr, b.pr)) })
 	out := make([]byte, 1, 1+6*len(es))
 	out[0] = 1
 	var pr, ms int64

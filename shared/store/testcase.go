@@ -348,9 +348,11 @@ func (s *Store) PutTestCase(ctx context.Context, tc testhealth.TestCase) error {
 	if tc.Status.Value != "" {
 		hot["sv"] = str(tc.Status.Value)
 	}
-	for code, o := range outcomes {
-		if tc.LastUpload != "" && o == tc.LastOutcome {
-			hot["lu"] = str(tc.LastUpload + " " + code)
+	if tc.LastUpload != "" {
+		for code, o := range outcomes {
+			if o == tc.LastOutcome {
+				hot["lu"] = str(tc.LastUpload + " " + code)
+			}
 		}
 	}
 	if tc.QuarantineOverride != "" {
