@@ -19,6 +19,7 @@ import (
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
+	"github.com/mainguard/mainguard/shared/testhealth"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
 )
 
@@ -130,9 +131,11 @@ var storeCases = flag.Int("ingest.store-cases", 10_000, "largest bundle Benchmar
 // BenchmarkIngest ingests one bundle of CASES test cases per op: "parse"
 // reads it as the check pass does (no store), "store" is the whole ingest
 // of new tests against DynamoDB Local, "store-again" the ingest of the same
-// tests once they exist, in the same run, beside "putitem-baseline": as
-// many plain PutItems as cases. It reports cases/s (puts/s), the live
-// heap's peak and DynamoDB write units per test case.
+// tests once they exist, in the same run, beside "record-only" (the
+// store's writes of the same tests alone, new and again: the most an ingest
+// of one UpdateItem per test can reach) and "putitem-baseline": as many
+// plain PutItems as cases. It reports cases/s (puts/s), the live heap's
+// peak and DynamoDB write units per test case.
 //
 //	go test -run '^$' -bench Ingest -benchtime 1x ./shared/healthsvc/
 func BenchmarkIngest(b *testing.B) {
@@ -166,6 +169,12 @@ func BenchmarkIngest(b *testing.B) {
 		// The same cases again: tests the repository has, as every upload
 		// but a test's first finds them (the first ingest is not timed).
 		b.Run(fmt.Sprintf("cases=%d/store-again", n), func(b *testing.B) { benchStore(b, n, true) })
+		// The counter writes alone: the same tests recorded through
+		// store.RecordBatch in batches of 100 on as many workers, without
+		// reading the bundle, classifying or marking batches. It is the
+		// most an ingest can reach with one UpdateItem per test.
+		b.Run(fmt.Sprintf("cases=%d/record-only", n), func(b *testing.B) { benchRecord(b, n, false) })
+		b.Run(fmt.Sprintf("cases=%d/record-only-again", n), func(b *testing.B) { benchRecord(b, n, true) })
 		// The baseline of the same run: as many plain PutItems of small
 		// items as the bundle has cases, on as many workers as an ingest
 		// uses (healthsvc's default 8): what DynamoDB Local itself takes.
@@ -176,24 +185,15 @@ func BenchmarkIngest(b *testing.B) {
 			db, table := storetest.NewTable(b)
 			b.ResetTimer()
 			for range b.N {
-				next := atomic.Int64{}
-				var wg sync.WaitGroup
-				for range 8 {
-					wg.Go(func() {
-						for i := next.Add(1); i <= int64(n); i = next.Add(1) {
-							item := map[string]types.AttributeValue{
-								store.AttrPK: &types.AttributeValueMemberS{Value: fmt.Sprintf("ORG#acme#REPO#github.com/acme/web#TEST#%08d", i)},
-								store.AttrSK: &types.AttributeValueMemberS{Value: "TEST"},
-								"n":          &types.AttributeValueMemberN{Value: "1"},
-							}
-							if _, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &table, Item: item}); err != nil {
-								b.Error(err)
-								return
-							}
-						}
-					})
-				}
-				wg.Wait()
+				onWorkers(b, n, func(i int) error {
+					item := map[string]types.AttributeValue{
+						store.AttrPK: &types.AttributeValueMemberS{Value: fmt.Sprintf("ORG#acme#REPO#github.com/acme/web#TEST#%08d", i+1)},
+						store.AttrSK: &types.AttributeValueMemberS{Value: "TEST"},
+						"n":          &types.AttributeValueMemberN{Value: "1"},
+					}
+					_, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: &table, Item: item})
+					return err
+				})
 			}
 			b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "puts/s")
 		})
@@ -232,4 +232,68 @@ func benchStore(b *testing.B, n int, again bool) {
 	b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
 	b.ReportMetric(capacity/float64(n*b.N), "capacity-units/case")
 	b.ReportMetric(float64(calls)/float64(n*b.N), "ddb-calls/case")
+}
+
+// benchRecord records n tests of one run each (one in fifty failed, as in
+// bigReport) through the store alone, in batches of 100 on 8 workers: new
+// tests, or again tests the repository has (recorded once before the timer).
+func benchRecord(b *testing.B, n int, again bool) {
+	if n > *storeCases {
+		b.Skipf("store runs up to -ingest.store-cases=%d cases", *storeCases)
+	}
+	e := newEnv(&testing.T{})
+	var batches [][]testhealth.TestRuns
+	for s := 0; s < n; s += 100 {
+		var tests []testhealth.TestRuns
+		for i := s; i < min(s+100, n); i++ {
+			run := testhealth.Run{Status: "passed"}
+			if i%50 == 0 {
+				run = testhealth.Run{Status: "failed", Message: "assertion failed", Cluster: "c1", Summary: "assertion failed"}
+			}
+			tests = append(tests, testhealth.TestRuns{
+				Test: testhealth.TestCase{ID: fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i), Name: fmt.Sprintf("test_case_%06d", i),
+					Classname: fmt.Sprintf("pkg.Suite%05d", s/100), FilePath: fmt.Sprintf("src/pkg/suite%05d_test.go", s/100)},
+				Runs: []testhealth.Run{run},
+			})
+		}
+		batches = append(batches, tests)
+	}
+	record := func(ctx context.Context, upload string) {
+		onWorkers(b, len(batches), func(i int) error {
+			up := testhealth.UploadRuns{Org: "acme", Repo: repo, Upload: upload, Batch: i, At: e.clock.Now(),
+				SHA: "0123456789abcdef0123456789abcdef01234567", Branch: "main", Monitored: true, Streak: true}
+			_, err := e.s.RecordBatch(ctx, up, batches[i])
+			return err
+		})
+	}
+	if again {
+		record(context.Background(), "first")
+	}
+	ctx, usage := store.WithUsage(context.Background())
+	b.ResetTimer()
+	for op := range b.N {
+		record(ctx, fmt.Sprintf("upload-%d", op))
+	}
+	b.StopTimer()
+	calls, _ := usage.Snapshot()
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "cases/s")
+	b.ReportMetric(float64(calls)/float64(n*b.N), "ddb-calls/case")
+}
+
+// onWorkers calls do for 0 … tasks-1 on 8 workers, as many as an ingest
+// uses (healthsvc's default); a worker stops at its first error.
+func onWorkers(b *testing.B, tasks int, do func(i int) error) {
+	next := atomic.Int64{}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(tasks); i = next.Add(1) - 1 {
+				if err := do(int(i)); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
