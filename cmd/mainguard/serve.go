@@ -288,7 +288,8 @@ func bootstrap(ctx context.Context, s *store.Store, token string, stdout io.Writ
 
 // startGitHubSim serves a simulated GitHub on addr (its REST API, and a
 // control surface under /sim/ for the local demo) and points cfg at it:
-// GITHUB_API_URL, and a token and webhook secret when none are set.
+// GITHUB_API_URL and the web address of its pages, and a token and
+// webhook secret when none are set.
 func startGitHubSim(ctx context.Context, addr, dir string, cfg *config.Config, stdout io.Writer) (*githubsim.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -306,7 +307,7 @@ func startGitHubSim(ctx context.Context, addr, dir string, cfg *config.Config, s
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	go func() { <-ctx.Done(); _ = srv.Close() }()
-	cfg.GitHubAPIURL = base
+	cfg.GitHubAPIURL, cfg.GitHubWebURL = base, base
 	cfg.GitHubAppID = 0
 	if cfg.GitHubToken == "" {
 		cfg.GitHubToken = "local"

@@ -4,6 +4,7 @@ package config
 
 import (
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -39,11 +40,15 @@ type Config struct {
 	// (GITHUB_TOKEN); deployed a GitHub App: GITHUB_APP_ID with its PEM
 	// private key in GITHUB_APP_PRIVATE_KEY, or in the Secrets Manager
 	// secret GITHUB_APP_PRIVATE_KEY_SECRET_ARN names.
-	GitHubToken            string
-	GitHubAppID            int64
-	GitHubAppPrivateKey    string
-	GitHubAppKeySecretARN  string
-	GitHubAPIURL           string // GITHUB_API_URL: GitHub Enterprise or a test server; empty means api.github.com
+	GitHubToken           string
+	GitHubAppID           int64
+	GitHubAppPrivateKey   string
+	GitHubAppKeySecretARN string
+	GitHubAPIURL          string // GITHUB_API_URL: GitHub Enterprise or a test server; empty means api.github.com
+	// GitHubWebURL is the web address of that GitHub, where people see its
+	// pull requests and commits: https://github.com, or the one of
+	// GITHUB_API_URL (GitHubWebURLOf).
+	GitHubWebURL           string
 	GitHubWebhookSecret    string // GITHUB_WEBHOOK_SECRET: verifies POST /github/webhook
 	MergeQueueTickPageSize int    // MERGE_QUEUE_PAGE_SIZE: active queues one tick advances (default 25)
 }
@@ -82,6 +87,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	if c.GitHubAPIURL != "" && !strings.HasPrefix(c.GitHubAPIURL, "http://") && !strings.HasPrefix(c.GitHubAPIURL, "https://") {
 		problems = append(problems, fmt.Sprintf("GITHUB_API_URL must be an http(s) address, got %q", c.GitHubAPIURL))
 	}
+	c.GitHubWebURL = GitHubWebURLOf(c.GitHubAPIURL)
 	c.MergeQueueTickPageSize = 25
 	if v := getenv("MERGE_QUEUE_PAGE_SIZE"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -121,6 +127,23 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("configuration: %s", strings.Join(problems, "; "))
 	}
 	return c, nil
+}
+
+// GitHubWebURLOf is the web address of the GitHub whose REST API is at
+// apiURL: https://github.com for api.github.com (or none); a GitHub
+// Enterprise Server's host without its /api/v3; a GitHub Enterprise Cloud
+// host without its "api." (api.acme.ghe.com serves acme.ghe.com); any
+// other server (a test server) its own address, which serves both.
+func GitHubWebURLOf(apiURL string) string {
+	u, err := url.Parse(apiURL)
+	if err != nil || u.Host == "" || strings.EqualFold(u.Hostname(), "api.github.com") {
+		return "https://github.com"
+	}
+	host := u.Host
+	if strings.TrimSuffix(u.Path, "/") == "" && strings.HasSuffix(strings.ToLower(u.Hostname()), ".ghe.com") {
+		host = strings.TrimPrefix(host, "api.")
+	}
+	return u.Scheme + "://" + host
 }
 
 func or(v, def string) string {

@@ -33,3 +33,25 @@ func TestProblemsAreNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestGitHubWebURL: links to pull requests and commits go where the
+// configured GitHub shows them.
+func TestGitHubWebURL(t *testing.T) {
+	for api, want := range map[string]string{
+		"":                                 "https://github.com",
+		"https://api.github.com":           "https://github.com",
+		"https://api.github.com/":          "https://github.com",
+		"https://ghe.acme.example/api/v3":  "https://ghe.acme.example",
+		"https://ghe.acme.example/api/v3/": "https://ghe.acme.example",
+		"https://api.acme.ghe.com":         "https://acme.ghe.com",
+		"http://127.0.0.1:8081":            "http://127.0.0.1:8081",
+	} {
+		if got := GitHubWebURLOf(api); got != want {
+			t.Errorf("GitHubWebURLOf(%q) = %q, want %q", api, got, want)
+		}
+		c, err := FromEnv(func(k string) string { return map[string]string{"GITHUB_API_URL": api}[k] })
+		if err != nil || c.GitHubWebURL != want {
+			t.Errorf("GITHUB_API_URL=%q: GitHubWebURL %q, %v", api, c.GitHubWebURL, err)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -148,24 +150,135 @@ func linksResolve(t *testing.T, ctx context.Context, e *env) {
 }
 
 // chartsLabelled checks the page's charts: want of them, each with a
-// title, labelled axes and tick labels.
+// title, labelled axes and tick labels; y ticks round and in one unit
+// (axisRound), x ticks distinct, and no bar wider than a bar.
 func chartsLabelled(t *testing.T, ctx context.Context, want int) {
 	t.Helper()
-	got := eval[[]map[string]any](t, ctx, `Array.from(document.querySelectorAll("svg.chart")).map(s => ({
-		title: s.querySelector("title").textContent,
-		x: s.querySelector("text.x-label").textContent,
-		y: s.querySelector("text.y-label").textContent,
-		yTicks: s.querySelectorAll("text.y-tick").length,
-		xTicks: s.querySelectorAll("text.x-tick").length,
-		width: s.getBoundingClientRect().width}))`)
+	got := eval[[]struct {
+		Title, X, Y    string
+		YTicks, XTicks []string
+		Width          float64
+		Widest         float64
+	}](t, ctx, `Array.from(document.querySelectorAll("svg.chart")).map(s => ({
+		Title: s.querySelector("title").textContent,
+		X: s.querySelector("text.x-label").textContent,
+		Y: s.querySelector("text.y-label").textContent,
+		YTicks: Array.from(s.querySelectorAll("text.y-tick")).map(e => e.textContent),
+		XTicks: Array.from(s.querySelectorAll("text.x-tick")).map(e => e.textContent),
+		Width: s.getBoundingClientRect().width,
+		Widest: Math.max(0, ...Array.from(s.querySelectorAll("rect")).map(r => r.width.baseVal.value))}))`)
 	if len(got) != want {
 		t.Fatalf("%d charts, want %d", len(got), want)
 	}
 	for _, c := range got {
-		if c["title"] == "" || c["x"] == "" || c["y"] == "" || c["yTicks"].(float64) < 2 || c["xTicks"].(float64) < 1 || c["width"].(float64) < 200 {
-			t.Errorf("chart not labelled or not drawn: %v", c)
+		if c.Title == "" || c.X == "" || c.Y == "" || len(c.YTicks) < 2 || len(c.XTicks) < 1 || c.Width < 200 {
+			t.Errorf("chart not labelled or not drawn: %+v", c)
+		}
+		if err := axisRound(c.YTicks); err != nil {
+			t.Errorf("%s: y axis %q: %v", c.Title, c.YTicks, err)
+		}
+		if dup := duplicate(c.XTicks); dup != "" {
+			t.Errorf("%s: x tick %q twice: %q", c.Title, dup, c.XTicks)
+		}
+		if c.Widest > 40 {
+			t.Errorf("%s: a bar %.0f units wide of %.0f: one bucket fills the chart", c.Title, c.Widest, c.Width)
 		}
 	}
+}
+
+var tickRE = regexp.MustCompile(`^(\d+)(%| s| min| h)?$`)
+
+// axisRound checks y tick labels: whole numbers in one unit, from 0 up by
+// one step of 1, 2 or 5 times a power of ten, so no two are alike.
+func axisRound(labels []string) error {
+	var unit string
+	var vals []int
+	for i, l := range labels {
+		m := tickRE.FindStringSubmatch(l)
+		if m == nil {
+			return fmt.Errorf("%q is not a whole number with a unit", l)
+		}
+		if i > 0 && m[2] != unit {
+			return fmt.Errorf("units %q and %q on one axis", unit, m[2])
+		}
+		unit = m[2]
+		v, _ := strconv.Atoi(m[1])
+		vals = append(vals, v)
+	}
+	if vals[0] != 0 {
+		return fmt.Errorf("the axis starts at %d, not 0", vals[0])
+	}
+	step := vals[1] - vals[0]
+	for i := 1; i < len(vals); i++ {
+		if vals[i]-vals[i-1] != step {
+			return fmt.Errorf("uneven steps")
+		}
+	}
+	for p := 1; ; p *= 10 {
+		if step == p || step == 2*p || step == 5*p {
+			return nil
+		}
+		if step < p {
+			return fmt.Errorf("step %d is not 1, 2 or 5 times a power of ten", step)
+		}
+	}
+}
+
+func duplicate(ss []string) string {
+	seen := map[string]bool{}
+	for _, s := range ss {
+		if seen[s] {
+			return s
+		}
+		seen[s] = true
+	}
+	return ""
+}
+
+// codeRE is an UPPER_SNAKE token: a code of the API (a reason, a state).
+var codeRE = regexp.MustCompile(`\b[A-Z][A-Z0-9]*(_[A-Z0-9]+)+\b`)
+
+// readable checks what every page shows a person: no code of the API as
+// the text of a table cell (reasons and states are in words, the code in
+// a tooltip); every moment as "11:18 UTC, 27 Nov" with the exact RFC 3339
+// time on hover, and none in another form; and no link to github.com,
+// whose part the simulated GitHub plays here.
+func readable(t *testing.T, ctx context.Context, e *env) {
+	t.Helper()
+	cells := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("main td, main th")).map(c => c.innerText)`)
+	for _, c := range cells {
+		if code := codeRE.FindString(c); code != "" {
+			t.Errorf("a table cell shows the code %s: %q", code, c)
+		}
+	}
+	times := eval[[][]string](t, ctx, `Array.from(document.querySelectorAll("main time")).map(e => [e.textContent, e.title, e.getAttribute("datetime")])`)
+	for _, tm := range times {
+		at, err := time.Parse(time.RFC3339, tm[1])
+		if err != nil || tm[2] != tm[1] {
+			t.Errorf("time %q: title %q, datetime %q: not RFC 3339", tm[0], tm[1], tm[2])
+			continue
+		}
+		// The year shows when it is not this year's.
+		if want := at.UTC().Format("15:04 UTC, 2 Jan"); tm[0] != want && tm[0] != want+at.UTC().Format(" 2006") {
+			t.Errorf("time %s shown as %q, want %q", tm[1], tm[0], want)
+		}
+	}
+	if other := regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}`).FindString(text(t, ctx, "main")); other != "" {
+		t.Errorf("a time in another form: %q", other)
+	}
+	for _, h := range eval[[]string](t, ctx, `Array.from(document.querySelectorAll("a[href]")).map(a => a.href)`) {
+		if strings.HasPrefix(h, "https://github.com") {
+			t.Errorf("a link to github.com, not to the simulated GitHub at %s: %s", e.Sim.URL(), h)
+		}
+	}
+}
+
+// page checks the page open in the tab as every page is checked
+// (readable) and saves its screenshot as name.
+func page(t *testing.T, ctx context.Context, e *env, name string) {
+	t.Helper()
+	screenshot(t, ctx, name)
+	readable(t, ctx, e)
 }
 
 // signInWithBrowser opens path signed out, is sent to the form, types
@@ -176,7 +289,7 @@ func signInWithBrowser(t *testing.T, ctx context.Context, e *env, path string) {
 	if loc := eval[string](t, ctx, "location.pathname"); loc != "/signin" {
 		t.Fatalf("signed out, %s went to %s", path, loc)
 	}
-	screenshot(t, ctx, "signin")
+	page(t, ctx, e, "signin")
 	do(t, ctx, chromedp.SendKeys(chromedp.CSS(`input[name="token"]`), "mg_not_a_real_token"))
 	if _, err := chromedp.RunResponse(ctx, chromedp.Submit(chromedp.CSS(`input[name="token"]`))); err != nil {
 		t.Fatal(err)
@@ -195,7 +308,8 @@ func signInWithBrowser(t *testing.T, ctx context.Context, e *env, path string) {
 
 // TestBrowserMergeQueue: a person signs in, opens the organization's home,
 // the queue with PRs in several states driven through the GitHub test
-// server, and the timeline of a PR that failed and was tested again.
+// server, the timeline of a PR that failed and was tested again, and a
+// failed PR's page, from which they resubmit it.
 func TestBrowserMergeQueue(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -203,32 +317,39 @@ func TestBrowserMergeQueue(t *testing.T) {
 	ctx := tab(t)
 
 	signInWithBrowser(t, ctx, e, "/acme")
-	contains(t, ctx, "Merge queues", "github.com/acme/web", "main", "RUNNING", "Repositories")
+	contains(t, ctx, "Merge queues", "github.com/acme/web", "main", "Running", "Repositories")
 	if got := text(t, ctx, "main table tbody tr td:nth-child(4)"); got != "2" { // depth: testing and pending
 		t.Errorf("depth on the home page: %q", got)
 	}
-	screenshot(t, ctx, "org-home")
+	page(t, ctx, e, "org-home")
 	linksResolve(t, ctx, e)
 
 	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`a[href="/acme/merge-queue/acme/web/main"]`))); err != nil {
 		t.Fatal(err)
 	}
 	contains(t, ctx, "Merge queue github.com/acme/web main",
-		"Add four", "TESTING", "Add five", "PENDING", // enqueued, in order
-		"Finished in the last 24 hours", "Add one", "MERGED", "Add three", "FAILED", "Add six", "CANCELLED",
+		"Add four", "Testing", "on main", "Add five", "Pending", // enqueued, in order
+		"Finished in the last 24 hours", "Add one", "Merged", "merged by the queue once its tests passed",
+		"Add three", "Failed", "a required status failed on the test run", "Add six", "Cancelled", "cancelled on request",
 		"Fix "+hostile, // the HTML title, as text
 		"Estimated time to merge", "the median of")
+	if main := text(t, ctx, "main"); strings.Contains(main, "lane") {
+		t.Errorf("the queue page speaks of lanes, which a SINGLE queue has not:\n%s", main)
+	}
 	if rows := eval[int](t, ctx, `document.querySelectorAll("main table")[0].tBodies[0].rows.length`); rows != 2 {
 		t.Errorf("%d enqueued rows, want 2", rows)
 	}
+	if code := eval[string](t, ctx, `Array.from(document.querySelectorAll("main td span[title]")).map(s => s.title).find(c => c.startsWith("TEST_RUN_")) || ""`); code != "TEST_RUN_REQUIRED_STATUS_FAILED" {
+		t.Errorf("the reason's code is not in its tooltip: %q", code)
+	}
 	chartsLabelled(t, ctx, 2)
-	screenshot(t, ctx, "queue")
+	page(t, ctx, e, "queue")
 	linksResolve(t, ctx, e)
 
 	open(t, ctx, e, fmt.Sprintf("/acme/merge-queue/acme/web/main/pr/%d", s.retested), 200)
-	contains(t, ctx, "#2 Fix "+hostile, "MERGED", "Timeline", "FAILED", "Test runs", "trunk-merge/pr-2/")
+	contains(t, ctx, "#2 Fix "+hostile, "Merged", "Timeline", "Failed", "Test runs", "trunk-merge/pr-2/")
 	timeline := text(t, ctx, "main table")
-	if i, j := strings.Index(timeline, "FAILED"), strings.LastIndex(timeline, "MERGED"); i < 0 || j < i {
+	if i, j := strings.Index(timeline, "Failed"), strings.LastIndex(timeline, "Merged"); i < 0 || j < i {
 		t.Errorf("the timeline does not show the failure before the merge:\n%s", timeline)
 	}
 	if runs := eval[int](t, ctx, `document.querySelectorAll(".run").length`); runs < 2 {
@@ -237,8 +358,35 @@ func TestBrowserMergeQueue(t *testing.T) {
 	if checks := eval[[]string](t, ctx, `Array.from(document.querySelectorAll(".run table a")).map(a => a.textContent)`); len(checks) < 2 || checks[0] != "ci" {
 		t.Errorf("the runs' checks are not linked: %q", checks)
 	}
-	screenshot(t, ctx, "pr-timeline")
+	if n := eval[int](t, ctx, `document.querySelectorAll('button[value="resubmit"]').length`); n != 0 {
+		t.Errorf("a merged PR's page offers to resubmit it")
+	}
+	page(t, ctx, e, "pr-timeline")
 	linksResolve(t, ctx, e)
+
+	// A failed PR says why, in words, and offers Resubmit: a form of the
+	// page (its CSRF token) that submits it as submitPullRequest does.
+	open(t, ctx, e, fmt.Sprintf("/acme/merge-queue/acme/web/main/pr/%d", s.failed), 200)
+	contains(t, ctx, "#3 Add three", "Failed", "Why: required status ci failed on the test run", "Resubmit")
+	page(t, ctx, e, "pr-failed")
+	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`button[value="resubmit"]`))); err != nil {
+		t.Fatal(err)
+	}
+	if loc := eval[string](t, ctx, "location.pathname"); loc != fmt.Sprintf("/acme/merge-queue/acme/web/main/pr/%d", s.failed) {
+		t.Errorf("after resubmitting: at %s", loc)
+	}
+	if st := e.state(s.failed); st != "NOT_READY" && st != "PENDING" {
+		t.Errorf("resubmitted, the API shows PR #%d %s", s.failed, st)
+	}
+	if main := text(t, ctx, "main"); !strings.Contains(main, "submitted on request") && !strings.Contains(main, "now ready to be tested") {
+		t.Errorf("the resubmitted PR's page does not say it was submitted:\n%s", main)
+	}
+	page(t, ctx, e, "pr-resubmitted")
+
+	// The error page, for a page that does not exist.
+	open(t, ctx, e, "/acme/merge-queue/acme/web/nope", 404)
+	contains(t, ctx, "There is no such page")
+	page(t, ctx, e, "not-found")
 }
 
 // TestBrowserTestHealth: after uploads, a person opens the flaky-test list,
@@ -254,21 +402,21 @@ func TestBrowserTestHealth(t *testing.T) {
 	if strings.Contains(text(t, ctx, "main"), "test_logout") {
 		t.Errorf("a healthy test is listed")
 	}
-	screenshot(t, ctx, "flaky-tests")
+	page(t, ctx, e, "flaky-tests")
 	linksResolve(t, ctx, e)
 
 	if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`a[href^="/acme/flaky-tests/test/`+e.testID("test_login")+`"]`))); err != nil {
 		t.Fatal(err)
 	}
 	contains(t, ctx, "test_login", "flaky", "Failure rate, 24 h", "Daily failure rate", "Most common failures",
-		"timeout "+hostile, "Latest run", "feature/x", "#17", "UNSPECIFIED")
+		"timeout "+hostile, "Latest run", "feature/x", "#17", "None: the repository's rule")
 	chartsLabelled(t, ctx, 1)
-	screenshot(t, ctx, "test")
+	page(t, ctx, e, "test")
 
 	do(t, ctx, chromedp.SetValue(chromedp.CSS(`select[name="override"]`), "ALWAYS_QUARANTINE"))
 	if _, err := chromedp.RunResponse(ctx, chromedp.Submit(chromedp.CSS(`select[name="override"]`))); err != nil {
 		t.Fatal(err)
 	}
-	contains(t, ctx, "ALWAYS_QUARANTINE")
-	screenshot(t, ctx, "test-quarantined")
+	contains(t, ctx, "Always quarantine")
+	page(t, ctx, e, "test-quarantined")
 }

@@ -15,12 +15,12 @@ const window = mergequeue.FinishedRetention
 
 // figures are a queue's headline numbers.
 type figures struct {
-	State                                           string
+	State                                           coded
 	Depth, Testing, Merged24h, Failed24h, Cancel24h int
 }
 
 func figuresOf(s mergequeue.Snapshot, now time.Time) figures {
-	f := figures{State: string(s.Queue.State)}
+	f := figures{State: words(string(s.Queue.State))}
 	cut := now.Add(-window)
 	for _, e := range s.Entries {
 		switch {
@@ -94,7 +94,7 @@ func estimate(i, concurrency int, run time.Duration, e mergequeue.Entry, now tim
 // finish times of the PRs the snapshot holds (every PR active now or
 // finished within the window).
 func depthChart(s mergequeue.Snapshot, now time.Time) chart {
-	c := chart{Title: "Queue depth, last 24 hours", XLabel: "hour (UTC)", YLabel: "PRs in the queue", TimeFormat: "15:04"}
+	c := chart{Title: "Queue depth, last 24 hours", XLabel: "hour (UTC)", YLabel: "PRs in the queue", Kind: countKind, TimeFormat: "15:04"}
 	end := now.Truncate(time.Hour).Add(time.Hour)
 	for h := end.Add(-window); h.Before(end); h = h.Add(time.Hour) {
 		at := h.Add(time.Hour)
@@ -118,7 +118,7 @@ func depthChart(s mergequeue.Snapshot, now time.Time) chart {
 // waitChart is the mean time from submit to merge of the PRs merged in
 // each hour of the window.
 func waitChart(s mergequeue.Snapshot, now time.Time) chart {
-	c := chart{Title: "Wait to merge, last 24 hours", XLabel: "hour merged (UTC)", YLabel: "mean minutes to merge", Unit: " min", TimeFormat: "15:04"}
+	c := chart{Title: "Wait to merge, last 24 hours", XLabel: "hour merged (UTC)", YLabel: "mean time to merge", Kind: durationKind, TimeFormat: "15:04"}
 	end := now.Truncate(time.Hour).Add(time.Hour)
 	for h := end.Add(-window); h.Before(end); h = h.Add(time.Hour) {
 		var sum time.Duration
@@ -131,7 +131,7 @@ func waitChart(s mergequeue.Snapshot, now time.Time) chart {
 		}
 		b := bar{At: h, Empty: n == 0}
 		if n > 0 {
-			b.Value = (sum / time.Duration(n)).Minutes()
+			b.Value = (sum / time.Duration(n)).Seconds()
 		}
 		c.Bars = append(c.Bars, b)
 	}

@@ -2,7 +2,9 @@ package web
 
 import (
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/mainguard/mainguard/shared/repository"
 )
@@ -39,17 +41,31 @@ func testHref(org string, repo repository.Ref, id string) string {
 	return orgHref(org) + "/flaky-tests/test/" + url.PathEscape(id) + "?" + repoQuery(repo)
 }
 
+// onHost is a repository's page on its host. The merge queue's hosts
+// (Hosts) are served by the GitHub the deployment uses, whose pages are at
+// its web address (config GitHubWebURL: github.com, a GitHub Enterprise
+// host, or the simulated GitHub's own address); any other host's at
+// https://{host}/{owner}/{name}.
+func (w *Web) onHost(repo repository.Ref) string {
+	if w.GitHubWeb != "" && slices.ContainsFunc(w.Hosts, func(h string) bool { return strings.EqualFold(h, repo.Host) }) {
+		return strings.TrimRight(w.GitHubWeb, "/") + "/" + url.PathEscape(repo.Owner) + "/" + url.PathEscape(repo.Name)
+	}
+	return repo.HTMLURL()
+}
+
 // gitHubPR is a pull request's page on its host.
-func gitHubPR(repo repository.Ref, n int) string { return repo.HTMLURL() + "/pull/" + strconv.Itoa(n) }
+func (w *Web) gitHubPR(repo repository.Ref, n int) string {
+	return w.onHost(repo) + "/pull/" + strconv.Itoa(n)
+}
 
 // gitHubCommit is a commit's page on its host, where its checks show.
-func gitHubCommit(repo repository.Ref, sha string) string {
-	return repo.HTMLURL() + "/commit/" + url.PathEscape(sha)
+func (w *Web) gitHubCommit(repo repository.Ref, sha string) string {
+	return w.onHost(repo) + "/commit/" + url.PathEscape(sha)
 }
 
 // gitHubTree is a branch's page on its host.
-func gitHubTree(repo repository.Ref, branch string) string {
-	return repo.HTMLURL() + "/tree/" + url.PathEscape(branch)
+func (w *Web) gitHubTree(repo repository.Ref, branch string) string {
+	return w.onHost(repo) + "/tree/" + url.PathEscape(branch)
 }
 
 // pager is a paged list's links: to its first page, from a later one, and

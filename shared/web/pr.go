@@ -16,32 +16,38 @@ import (
 const maxRuns = 10
 
 type prPage struct {
-	N                                   int
-	Title, Author, State, Reason, Since string
-	Priority, QueueHref, GitHub, Queue  string
-	Active                              bool
-	Retries                             int
-	Timeline                            []step
-	MoreSteps                           bool // earlier transitions are not shown
-	Runs                                []runView
-	MoreRuns                            int
+	N                     int
+	Title, Author, Since  string
+	State, Reason         coded
+	Priority, QueueHref   string
+	GitHub, Queue         string
+	Active, Resubmittable bool
+	Retries               int
+	Timeline              []step
+	MoreSteps             bool // earlier transitions are not shown
+	Runs                  []runView
+	MoreRuns              int
 }
 
 type step struct {
-	At, From, To, Reason, Run string
-	Bisection                 bool
+	At        stamp
+	From, To  coded
+	Reason    coded
+	Run       string
+	Bisection bool
 }
 
 type runView struct {
-	ID, Status, Reason, Created, Ended string
-	TestBranch, TestBranchHref         string
-	HeadSHA, HeadHref                  string
-	Lane                               int
-	Batch                              []runPR
-	Bisection, Direct                  bool
-	BisectOf, RetryOf                  string
-	Checks                             []checkView
-	Evidence                           []mergequeue.FailedTest
+	ID                         string
+	Status, Reason             coded
+	Created, Ended             stamp
+	TestBranch, TestBranchHref string
+	HeadSHA, HeadHref          string
+	Batch                      []runPR
+	Bisection, Direct          bool
+	BisectOf, RetryOf          string
+	Checks                     []checkView
+	Evidence                   []mergequeue.FailedTest
 }
 
 type runPR struct {
@@ -72,10 +78,11 @@ func (w *Web) prPage(rw http.ResponseWriter, r *http.Request, s session, p queue
 	}
 	e, k, now := stored.Entry, rec.Key, w.Now()
 	page := prPage{
-		N: e.PRNumber, Title: e.PR.Title, Author: e.PR.Author, State: string(e.State), Reason: e.Reason,
+		N: e.PRNumber, Title: e.PR.Title, Author: e.PR.Author, State: words(string(e.State)),
 		Since: duration(now.Sub(e.StateChangedAt)), Priority: mergequeue.PriorityName(e.Priority),
-		QueueHref: queueHref(s.Org, k.Repo, k.Branch), GitHub: gitHubPR(k.Repo, e.PRNumber),
+		QueueHref: queueHref(s.Org, k.Repo, k.Branch), GitHub: w.gitHubPR(k.Repo, e.PRNumber),
 		Queue: k.Repo.Owner + "/" + k.Repo.Name + " " + k.Branch, Active: e.Active(), Retries: e.Retries,
+		Resubmittable: e.State == mergequeue.Failed || e.State == mergequeue.Cancelled,
 	}
 	// The timeline: the PR's stored transitions (its latest
 	// store.MaxTimeline, every submission's) and those the snapshot holds
@@ -101,16 +108,18 @@ func (w *Web) prPage(rw http.ResponseWriter, r *http.Request, s session, p queue
 		}
 	}
 	for _, t := range stepsOf {
-		page.Timeline = append(page.Timeline, step{
-			At: t.At.UTC().Format(time.DateTime), From: string(t.From), To: string(t.To),
-			Reason: t.Reason, Run: t.RunID, Bisection: t.Bisection,
-		})
 		addRun(t.RunID)
 	}
 	addRun(e.RunID)
 	slices.Reverse(runIDs) // newest first
 	if len(runIDs) > maxRuns {
 		page.MoreRuns, runIDs = len(runIDs)-maxRuns, runIDs[:maxRuns]
+	}
+	// The statuses that failed each run, to say a failure's reason: from
+	// the stored runs, else from the snapshot's.
+	failed := map[string][]string{}
+	for _, r := range rec.Snapshot.Runs {
+		failed[r.ID] = r.FailedStatuses()
 	}
 	for _, id := range runIDs {
 		run, err := w.Store.QueueRun(ctx, s.Org, id)
@@ -120,30 +129,43 @@ func (w *Web) prPage(rw http.ResponseWriter, r *http.Request, s session, p queue
 		if err != nil {
 			return err
 		}
-		page.Runs = append(page.Runs, w.runView(s.Org, rec, run, e))
+		failed[id] = run.Run.FailedStatuses()
+		page.Runs = append(page.Runs, w.runView(s.Org, rec, run, e, now))
 	}
+	for _, t := range stepsOf {
+		page.Timeline = append(page.Timeline, step{
+			At: stampOf(t.At, now), From: words(string(t.From)), To: words(string(t.To)),
+			Reason: reasonOf(t.Reason, failed[t.RunID]...), Run: t.RunID, Bisection: t.Bisection,
+		})
+	}
+	// The entry's reason is its last transition's, whose run may no longer
+	// be the entry's.
+	run := e.RunID
+	for _, t := range stepsOf {
+		if t.Reason == e.Reason && t.RunID != "" {
+			run = t.RunID
+		}
+	}
+	page.Reason = reasonOf(e.Reason, failed[run]...)
 	return w.render(rw, r, http.StatusOK, "pr.html", &s, view{
 		Title: "PR #" + strconv.Itoa(e.PRNumber) + " " + e.PR.Title, Page: page,
 		Crumbs: []crumb{{s.Org, orgHref(s.Org)}, {page.Queue, page.QueueHref}},
 	})
 }
 
-func (w *Web) runView(org string, rec store.QueueRecord, rr store.RunRecordMQ, e mergequeue.Entry) runView {
+func (w *Web) runView(org string, rec store.QueueRecord, rr store.RunRecordMQ, e mergequeue.Entry, now time.Time) runView {
 	run, k := rr.Run, rec.Key
 	v := runView{
-		ID: run.ID, Status: string(run.Status), Reason: run.Reason,
-		Created:    run.CreatedAt.UTC().Format(time.DateTime),
-		TestBranch: run.TestBranch, HeadSHA: run.HeadSHA, Lane: run.Lane,
+		ID: run.ID, Status: words(string(run.Status)), Reason: reasonOf(run.Reason, run.FailedStatuses()...),
+		Created: stampOf(run.CreatedAt, now), Ended: stampOf(run.EndedAt, now),
+		TestBranch: run.TestBranch, HeadSHA: run.HeadSHA,
 		Bisection: run.Bisection || run.BisectOf != "", Direct: run.Direct, BisectOf: run.BisectOf, RetryOf: run.RetryOf,
 	}
-	if !run.EndedAt.IsZero() {
-		v.Ended = run.EndedAt.UTC().Format(time.DateTime)
-	}
 	if run.TestBranch != "" {
-		v.TestBranchHref = gitHubTree(k.Repo, run.TestBranch)
+		v.TestBranchHref = w.gitHubTree(k.Repo, run.TestBranch)
 	}
 	if run.HeadSHA != "" {
-		v.HeadHref = gitHubCommit(k.Repo, run.HeadSHA)
+		v.HeadHref = w.gitHubCommit(k.Repo, run.HeadSHA)
 	}
 	for _, p := range run.PRs {
 		v.Batch = append(v.Batch, runPR{N: p.PRNumber, Title: p.Title, Href: prHref(org, k.Repo, k.Branch, p.PRNumber), UnderTest: p.UnderTest, IsThis: p.PRNumber == e.PRNumber})
@@ -159,7 +181,7 @@ func (w *Web) runView(org string, rec store.QueueRecord, rr store.RunRecordMQ, e
 		}
 		href := c.URL
 		if href == "" && run.HeadSHA != "" {
-			href = gitHubCommit(k.Repo, run.HeadSHA)
+			href = w.gitHubCommit(k.Repo, run.HeadSHA)
 		}
 		v.Checks = append(v.Checks, checkView{Name: c.Name, Kind: c.Kind, State: state, Href: href})
 		seen[c.Name] = true

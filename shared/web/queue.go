@@ -77,6 +77,7 @@ func (w *Web) queueOrPR(rw http.ResponseWriter, r *http.Request, s session) erro
 type queuePage struct {
 	Repo, Branch, GitHub string
 	figures
+	Parallel bool // PARALLEL mode: the page says what a PR is tested on
 	Paused   bool
 	Settings []setting
 	Enqueued []entryRow
@@ -89,18 +90,22 @@ type queuePage struct {
 	DepthChart, WaitChart chart
 }
 
-type setting struct{ Name, Value string }
+// setting is one of a queue's settings; an enum value is in words, its
+// code (what updateQueue takes) in Code.
+type setting struct{ Name, Value, Code string }
 
 type entryRow struct {
-	N                            int
-	Href, GitHub                 string
-	Title, Author, State, Reason string
-	Position                     int
-	Since                        string // time in state
-	At                           string // when it reached its state
-	Priority, Run                string
-	ETA                          string
-	Active                       bool
+	N             int
+	Href, GitHub  string
+	Title, Author string
+	State, Reason coded
+	Position      int
+	Since         string // time in state
+	At            stamp  // when it reached its state
+	at            time.Time
+	Priority, Run string
+	ETA           string
+	Active        bool
 }
 
 // queuePage serves a queue's page.
@@ -117,20 +122,27 @@ func (w *Web) queuePage(rw http.ResponseWriter, r *http.Request, s session, p qu
 	now, snap, k := w.Now(), rec.Snapshot, rec.Key
 	q := snap.Queue
 	page := queuePage{
-		Repo: k.Repo.String(), Branch: k.Branch, GitHub: k.Repo.HTMLURL(),
+		Repo: k.Repo.String(), Branch: k.Branch, GitHub: w.onHost(k.Repo),
 		figures: figuresOf(snap, now), Paused: q.State == mergequeue.QueuePaused,
+		Parallel: q.Mode == mergequeue.ModeParallel,
 		Settings: settingsOf(q), Concurrency: max(q.Concurrency, 1),
 		DepthChart: depthChart(snap, now), WaitChart: waitChart(snap, now),
 	}
 	runs := testingDurations(snap, now)
 	run := median(runs)
 	page.ETARuns, page.ETARun = len(runs), duration(run)
+	// The statuses that failed the runs the snapshot still holds, to say
+	// a failure's reason.
+	failed := map[string][]string{}
+	for _, r := range snap.Runs {
+		failed[r.ID] = r.FailedStatuses()
+	}
 	row := func(e mergequeue.Entry) entryRow {
 		return entryRow{
-			N: e.PRNumber, Href: prHref(s.Org, k.Repo, k.Branch, e.PRNumber), GitHub: gitHubPR(k.Repo, e.PRNumber),
-			Title: e.PR.Title, Author: e.PR.Author, State: string(e.State), Reason: e.Reason,
-			Since: duration(now.Sub(e.StateChangedAt)), At: e.StateChangedAt.UTC().Format(time.DateTime),
-			Priority: mergequeue.PriorityName(e.Priority), Run: runLabel(snap, e), Active: e.Active(),
+			N: e.PRNumber, Href: prHref(s.Org, k.Repo, k.Branch, e.PRNumber), GitHub: w.gitHubPR(k.Repo, e.PRNumber),
+			Title: e.PR.Title, Author: e.PR.Author, State: words(string(e.State)), Reason: reasonOf(e.Reason, failed[e.RunID]...),
+			Since: duration(now.Sub(e.StateChangedAt)), At: stampOf(e.StateChangedAt, now), at: e.StateChangedAt,
+			Priority: mergequeue.PriorityName(e.Priority), Run: runLabel(snap, e, k.Branch), Active: e.Active(),
 		}
 	}
 	for i, e := range mergequeue.QueueOrder(snap) {
@@ -152,15 +164,16 @@ func (w *Web) queuePage(rw http.ResponseWriter, r *http.Request, s session, p qu
 		}
 	}
 	slices.SortFunc(page.NotReady, func(a, b entryRow) int { return a.N - b.N })
-	slices.SortFunc(page.Finished, func(a, b entryRow) int { return strings.Compare(b.At, a.At) })
+	slices.SortFunc(page.Finished, func(a, b entryRow) int { return b.at.Compare(a.at) })
 	title := "Queue " + k.Repo.Owner + "/" + k.Repo.Name + " " + k.Branch
 	return w.render(rw, r, http.StatusOK, "queue.html", &s, view{Title: title, Page: page,
 		Crumbs: []crumb{{s.Org, orgHref(s.Org)}}})
 }
 
-// runLabel says which run an entry is in: its lane, and its batch when the
-// run tests several PRs.
-func runLabel(snap mergequeue.Snapshot, e mergequeue.Entry) string {
+// runLabel says what an entry is tested on: the target branch alone, or
+// the PRs ahead of it in its run (in PARALLEL mode only those whose
+// impacted targets overlap its own), and its batch and bisection.
+func runLabel(snap mergequeue.Snapshot, e mergequeue.Entry, branch string) string {
 	if e.RunID == "" || !e.Active() {
 		return ""
 	}
@@ -169,13 +182,25 @@ func runLabel(snap mergequeue.Snapshot, e mergequeue.Entry) string {
 		return ""
 	}
 	run := snap.Runs[i]
+	var ahead []string
 	under := 0
 	for _, p := range run.PRs {
 		if p.UnderTest {
 			under++
+		} else {
+			ahead = append(ahead, "#"+strconv.Itoa(p.PRNumber))
 		}
 	}
-	label := fmt.Sprintf("lane %d", run.Lane)
+	label := "on " + branch
+	switch {
+	case len(ahead) > 3:
+		label = fmt.Sprintf("on %s and %d PRs ahead", branch, len(ahead))
+	case len(ahead) > 0:
+		label = "on " + branch + " with " + strings.Join(ahead, ", ")
+	}
+	if run.Direct {
+		label = "its own head, on " + branch
+	}
 	if under > 1 {
 		label += fmt.Sprintf(", batch of %d", under)
 	}
@@ -198,25 +223,28 @@ func settingsOf(q mergequeue.Queue) []setting {
 	if q.Batch {
 		batch = fmt.Sprintf("on (at least %d PRs, or after %d min)", q.BatchingMinSize, q.BatchingMaxWaitTimeMinutes)
 	}
+	enum := func(name, code string) setting { return setting{name, words(code).Words, code} }
+	retry := q.WithRetryDefaults().FlakyRetryPolicy
 	out := []setting{
-		{"Mode", string(q.Mode)},
-		{"Concurrency", strconv.Itoa(q.Concurrency)},
-		{"Batching", batch},
-		{"Required statuses", statuses},
-		{"Merge method", string(q.MergeMethod)},
-		{"Testing timeout", fmt.Sprintf("%d min", q.TestingTimeoutMinutes)},
-		{"Optimistic merge", onOff(q.CanOptimisticallyMerge)},
-		{"Pending-failure depth", strconv.Itoa(q.PendingFailureDepth)},
-		{"Direct merge", string(q.DirectMergeMode)},
-		{"Flaky retries", fmt.Sprintf("%d (%s)", q.FlakyRetries, q.WithRetryDefaults().FlakyRetryPolicy)},
+		enum("Mode", string(q.Mode)),
+		{"Concurrency", strconv.Itoa(q.Concurrency), ""},
+		{"Batching", batch, ""},
+		{"Required statuses", statuses, ""},
+		enum("Merge method", string(q.MergeMethod)),
+		{"Testing timeout", fmt.Sprintf("%d min", q.TestingTimeoutMinutes), ""},
+		{"Optimistic merge", onOff(q.CanOptimisticallyMerge), ""},
+		{"Pending-failure depth", strconv.Itoa(q.PendingFailureDepth), ""},
+		enum("Direct merge", string(q.DirectMergeMode)),
+		{"Flaky retries", fmt.Sprintf("%d (%s)", q.FlakyRetries, strings.ToLower(words(string(retry)).Words)), string(retry)},
 	}
 	return out
 }
 
 // queueAction serves the forms of a queue's page and of its PRs' pages:
-// pause and resume the queue (updateQueue's state), cancel a PR or restart
-// its tests (the commands cancelPullRequest and
-// restartTestsOnPullRequest record), then back to the page.
+// pause and resume the queue (updateQueue's state), cancel a PR, restart
+// its tests or submit it again (the commands cancelPullRequest,
+// restartTestsOnPullRequest and submitPullRequest record), then back to
+// the page.
 //
 // DynamoDB: what the driver's Apply or Record makes (a Query and a
 // conditional write), after the queue view's Query.
@@ -231,14 +259,16 @@ func (w *Web) queueAction(rw http.ResponseWriter, r *http.Request, s session) er
 	}
 	k, back := rec.Key, queueHref(s.Org, rec.Key.Repo, rec.Key.Branch)
 	action := r.PostFormValue("action")
-	switch {
+	prCommands := map[string]string{"cancel": store.CommandCancel, "restart": store.CommandRestart, "resubmit": store.CommandSubmit}
+	switch kind, isPR := prCommands[action]; {
 	case p.PR == 0 && (action == "pause" || action == "resume"):
 		state := map[string]string{"pause": string(mergequeue.QueuePaused), "resume": string(mergequeue.QueueRunning)}[action]
 		_, err = w.Queues.Apply(r.Context(), k, func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error) {
 			return mergequeue.UpdateQueue(rec.Snapshot, mergequeue.QueuePatch{State: &state}, w.Now())
 		})
-	case p.PR > 0 && (action == "cancel" || action == "restart"):
-		kind := map[string]string{"cancel": store.CommandCancel, "restart": store.CommandRestart}[action]
+	case p.PR > 0 && isPR:
+		// A resubmission is submitPullRequest without a priority: the
+		// default one, as the API gives it.
 		err = w.Queues.Record(r.Context(), k, store.QueueCommand{Kind: kind, PR: p.PR})
 		back = prHref(s.Org, k.Repo, k.Branch, p.PR)
 	default:

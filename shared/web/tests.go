@@ -40,12 +40,13 @@ func repoOf(r *http.Request) (repository.Ref, error) {
 }
 
 type testRow struct {
-	Name, Href, Status, Reason, Owners, LastFailure string
-	FailureRate                                     string // 7 days, as a percentage
-	rate                                            float64
-	last                                            time.Time
-	PRs                                             int
-	Quarantined                                     bool
+	Name, Href, Status, Reason, Owners string
+	LastFailure                        stamp
+	FailureRate                        string // 7 days, as a percentage
+	rate                               float64
+	last                               time.Time
+	PRs                                int
+	Quarantined                        bool
 }
 
 type testListPage struct {
@@ -204,9 +205,7 @@ func (w *Web) testList(rw http.ResponseWriter, r *http.Request, s session) error
 			Owners: strings.Join(tc.Codeowners, ", "), rate: *v.FailureRateLast7d, FailureRate: percent(*v.FailureRateLast7d),
 			PRs: v.PullRequestsImpacted, Quarantined: tc.Quarantined, last: lastFailure(tc),
 		}
-		if !row.last.IsZero() {
-			row.LastFailure = row.last.UTC().Format(time.DateTime)
-		}
+		row.LastFailure = stampOf(row.last, now)
 		page.Tests = append(page.Tests, row)
 	}
 	slices.SortFunc(page.Tests, func(a, b testRow) int {
@@ -242,18 +241,29 @@ const runDays = 3
 
 type testPage struct {
 	testview.TestCase
-	Repo, Override, ListHref, Self string
-	Rate24h, Rate7d                string
-	FlakeSHA, FlakeBranch          string
-	Chart                          chart
-	Runs                           []runRow
-	Latest                         *runRow
-	QuarantineOn                   bool
+	Repo, ListHref, Self  string
+	Override              coded
+	Since                 stamp // of its status
+	Failures              []failureRow
+	Rate24h, Rate7d       string
+	FlakeSHA, FlakeBranch string
+	Chart                 chart
+	Runs                  []runRow
+	Latest                *runRow
+	QuarantineOn          bool
 }
 
 type runRow struct {
-	At, Branch, SHA, Status, Message, PRHref string
-	PR                                       int
+	At                                   stamp
+	at                                   time.Time
+	Branch, SHA, Status, Message, PRHref string
+	PR                                   int
+}
+
+type failureRow struct {
+	Summary string
+	Count   int
+	Last    stamp
 }
 
 // testPage serves GET /{org}/flaky-tests/test/{id}?repo=…, the html_url
@@ -282,19 +292,26 @@ func (w *Web) testPage(rw http.ResponseWriter, r *http.Request, s session) error
 	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
 	tc.Quarantined = testhealth.Quarantined(tc, settings)
 	v := w.Viewer.Full(tc, settings, now)
+	override := testview.OverrideName(tc.QuarantineOverride)
 	page := testPage{
-		TestCase: v, Repo: repo.Ref.String(), Override: testview.OverrideName(tc.QuarantineOverride),
+		TestCase: v, Repo: repo.Ref.String(), Override: coded{Words: overrideWords[override], Code: override},
+		Since:    stampOfView(v.Status.Timestamp, now),
 		ListHref: testsHref(s.Org, repo.Ref), Self: testHref(s.Org, repo.Ref, tc.ID),
 		Rate24h: percent(*v.FailureRateLast24h), Rate7d: percent(*v.FailureRateLast7d),
-		Chart: dailyRateChart(tc), QuarantineOn: settings.QuarantineEnabled,
+		Chart: dailyRateChart(tc, now), QuarantineOn: settings.QuarantineEnabled,
 	}
 	if tc.Flake != nil {
 		page.FlakeSHA, page.FlakeBranch = tc.Flake.SHA, tc.Flake.Branch
 	}
+	if v.MostCommonFailures != nil {
+		for _, f := range *v.MostCommonFailures {
+			page.Failures = append(page.Failures, failureRow{Summary: f.Summary, Count: f.OccurrenceCount, Last: stampOfView(f.LastOccurrence, now)})
+		}
+	}
 	if page.Runs, err = w.failedRuns(ctx, s.Org, repo.Ref, tc.ID, now); err != nil {
 		return err
 	}
-	if page.Latest, err = w.latestRun(ctx, s.Org, repo.Ref, tc); err != nil {
+	if page.Latest, err = w.latestRun(ctx, s.Org, repo.Ref, tc, now); err != nil {
 		return err
 	}
 	return w.render(rw, r, http.StatusOK, "test.html", &s, view{Title: tc.Name, Page: page,
@@ -304,7 +321,7 @@ func (w *Web) testPage(rw http.ResponseWriter, r *http.Request, s session) error
 // latestRun is the test's latest run of any outcome: its counter item
 // names the upload, whose record has the commit. Nil before the first run
 // that names it, and once the upload record expired.
-func (w *Web) latestRun(ctx context.Context, org string, repo repository.Ref, tc testhealth.TestCase) (*runRow, error) {
+func (w *Web) latestRun(ctx context.Context, org string, repo repository.Ref, tc testhealth.TestCase, now time.Time) (*runRow, error) {
 	if tc.LastUpload == "" {
 		return nil, nil
 	}
@@ -315,9 +332,9 @@ func (w *Web) latestRun(ctx context.Context, org string, repo repository.Ref, tc
 	if err != nil {
 		return nil, err
 	}
-	row := &runRow{At: tc.LastRun.UTC().Format(time.DateTime), Branch: up.Branch, SHA: up.SHA, Status: tc.LastOutcome, PR: up.PR}
+	row := &runRow{At: stampOf(tc.LastRun, now), Branch: up.Branch, SHA: up.SHA, Status: tc.LastOutcome, PR: up.PR}
 	if up.PR > 0 {
-		row.PRHref = gitHubPR(repo, up.PR)
+		row.PRHref = w.gitHubPR(repo, up.PR)
 	}
 	return row, nil
 }
@@ -334,41 +351,33 @@ func (w *Web) failedRuns(ctx context.Context, org string, repo repository.Ref, i
 		if !strings.EqualFold(run.TestID, id) {
 			continue
 		}
-		row := runRow{At: run.At.UTC().Format(time.DateTime), Branch: run.Branch, SHA: run.SHA, Status: run.Status, Message: run.Message, PR: run.PR}
+		row := runRow{At: stampOf(run.At, now), at: run.At, Branch: run.Branch, SHA: run.SHA, Status: run.Status, Message: run.Message, PR: run.PR}
 		if run.PR > 0 {
-			row.PRHref = gitHubPR(repo, run.PR)
+			row.PRHref = w.gitHubPR(repo, run.PR)
 		}
 		out = append(out, row)
 	}
-	slices.SortFunc(out, func(a, b runRow) int { return strings.Compare(b.At, a.At) })
+	slices.SortFunc(out, func(a, b runRow) int { return b.at.Compare(a.at) })
 	return out, nil
 }
 
 // dailyRateChart is the test's failure rate of each day of the history
-// its hour counters keep.
-func dailyRateChart(tc testhealth.TestCase) chart {
-	c := chart{Title: "Daily failure rate", XLabel: "day (UTC)", YLabel: "failed runs / all runs", Unit: "%", TimeFormat: "Jan 2"}
+// its hour counters keep (testhealth.Keep), up to now's day: a gap for a
+// day without runs, so the chart spans the same days whatever the test's
+// age.
+func dailyRateChart(tc testhealth.TestCase, now time.Time) chart {
+	c := chart{Title: "Daily failure rate", XLabel: "day (UTC)", YLabel: "failed runs / all runs", Kind: percentKind, TimeFormat: "2 Jan"}
 	passed, failed := map[int64]int{}, map[int64]int{}
-	first, last := int64(-1), int64(-1)
 	add := func(m map[string]int, into map[int64]int) {
 		for k, n := range m {
-			h, err := strconv.ParseInt(k, 10, 64)
-			if err != nil {
-				continue
+			if h, err := strconv.ParseInt(k, 10, 64); err == nil {
+				into[h/24] += n
 			}
-			d := h / 24
-			into[d] += n
-			if first < 0 || d < first {
-				first = d
-			}
-			last = max(last, d)
 		}
 	}
 	add(tc.PassedByHour, passed)
 	add(tc.FailedByHour, failed)
-	if first < 0 {
-		return c
-	}
+	first, last := now.Add(-testhealth.Keep).Unix()/86400, now.Unix()/86400
 	for d := first; d <= last; d++ {
 		b := bar{At: time.Unix(d*86400, 0)}
 		if n := passed[d] + failed[d]; n > 0 {

@@ -35,6 +35,9 @@ type Web struct {
 	// Hosts are the git hosts a queue's page may be on, tried in order:
 	// the pages' addresses (driver.Driver.DetailsURL) name none.
 	Hosts []string
+	// GitHubWeb is the web address of the GitHub that serves Hosts
+	// (config GitHubWebURL), where links to pull requests and commits go.
+	GitHubWeb string
 	// SignInFailures limits failed sign-ins per client address, as the API
 	// limits failed authentications (nil: no limit).
 	SignInFailures *api.RateLimiter
@@ -78,7 +81,7 @@ func New(s Setup) (*Web, error) {
 	}
 	return &Web{
 		Store: b.Store, Queues: s.Queues, Health: s.Health, Viewer: viewer, Now: b.Now, Log: b.Log,
-		Hosts: hosts, SignInFailures: b.Server.AuthFailures,
+		Hosts: hosts, GitHubWeb: b.Config.GitHubWebURL, SignInFailures: b.Server.AuthFailures,
 		Auth: &api.CachedAuth{Store: b.Store, TTL: b.Config.AuthCacheTTL, Now: b.Now},
 		sessions: sessions{
 			secret: b.Secret("web-session"),

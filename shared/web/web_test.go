@@ -279,7 +279,7 @@ func TestTimelineOutlivesTheSnapshot(t *testing.T) {
 	}
 	steps, _, _ := strings.Cut(a.body, "<h2>Test runs</h2>")
 	_, steps, _ = strings.Cut(steps, "<h2>Timeline</h2>")
-	for _, want := range []string{`<td class="state PENDING">PENDING`, `<td class="state CANCELLED">CANCELLED`} {
+	for _, want := range []string{`<td class="state PENDING" title="PENDING">Pending`, `<td class="state CANCELLED" title="CANCELLED">Cancelled`} {
 		if !strings.Contains(steps, want) {
 			t.Errorf("PR #%d's timeline has no %s", first, want)
 		}
@@ -314,7 +314,7 @@ func TestTestPageShowsItsLatestRun(t *testing.T) {
 	if !ok {
 		t.Fatal("no failed runs on the page")
 	}
-	for _, want := range []string{"release/2", "3b0c9d2", `class="passed">passed`, `href="https://github.com/acme/web/pull/23"`} {
+	for _, want := range []string{"release/2", "3b0c9d2", `class="passed">passed`, `href="` + e.Sim.URL() + `/acme/web/pull/23"`} {
 		if !strings.Contains(latest, want) {
 			t.Errorf("the latest run shows no %s:\n%s", want, latest)
 		}
