@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -72,9 +74,45 @@ func (f *flags) usage(w io.Writer) {
 		return
 	}
 	fmt.Fprintln(w, "\nflags:")
-	f.SetOutput(w)
-	f.PrintDefaults()
-	f.SetOutput(io.Discard)
+	f.VisitAll(func(fl *flag.Flag) { fmt.Fprint(w, flagHelp(fl)) })
+}
+
+// flagHelp is one flag's help, as flag.PrintDefaults writes it, but with
+// its default said once: a usage that says it in words ("(default
+// $MAINGUARD_ORG)") is not followed by the value it came to here, which
+// for a token would print a secret.
+func flagHelp(fl *flag.Flag) string {
+	name, usage := flag.UnquoteUsage(fl)
+	line := "  -" + fl.Name
+	if name != "" {
+		line += " " + name
+	}
+	if len(line) <= 4 { // a one-letter flag without a value: on the same line
+		line += "\t"
+	} else {
+		line += "\n    \t"
+	}
+	line += strings.ReplaceAll(usage, "\n", "\n    \t")
+	if !strings.Contains(usage, "(default") && !zeroDefault(fl) {
+		def := fl.DefValue
+		if g, ok := fl.Value.(flag.Getter); ok {
+			if _, ok := g.Get().(string); ok {
+				def = strconv.Quote(def)
+			}
+		}
+		line += " (default " + def + ")"
+	}
+	return line + "\n"
+}
+
+// zeroDefault reports whether a flag's default is its type's zero value,
+// which the help does not mention (as flag.PrintDefaults).
+func zeroDefault(fl *flag.Flag) bool {
+	switch fl.DefValue {
+	case "", "0", "false", "0s":
+		return true
+	}
+	return false
 }
 
 // parse reads args: flags may come before, between or after the positional
@@ -113,7 +151,11 @@ func (f *flags) parse(e *env, args []string, want int) ([]string, error) {
 	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
 	var missing []string
 	for _, name := range f.required {
-		if !set[name] && f.Lookup(name).Value.String() == "" {
+		if fl := f.Lookup(name); !set[name] && fl.Value.String() == "" {
+			// A flag the environment may give says which variable.
+			if m := envDefault.FindStringSubmatch(fl.Usage); m != nil {
+				name += " (or " + m[1] + ")"
+			}
 			missing = append(missing, "--"+name)
 		}
 	}
@@ -122,6 +164,9 @@ func (f *flags) parse(e *env, args []string, want int) ([]string, error) {
 	}
 	return positional, nil
 }
+
+// envDefault finds the variable a flag's usage names as its default.
+var envDefault = regexp.MustCompile(`\(default (\$[A-Z_]+)`)
 
 // isSet reports whether the flag was given on the command line.
 func (f *flags) isSet(name string) bool {

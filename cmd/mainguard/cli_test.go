@@ -79,6 +79,37 @@ func TestHelpListsFlags(t *testing.T) {
 	}
 }
 
+// TestFlagDefaultsOnce: every flag of every command says its default at
+// most once, in words where it comes from the environment, whose values
+// (a token, a secret) the help never prints.
+func TestFlagDefaultsOnce(t *testing.T) {
+	t.Parallel()
+	e := map[string]string{"MAINGUARD_ORG": "org-from-env", "MAINGUARD_DATA_DIR": "/srv/mg-data", "MAINGUARD_TOKEN": "mg_sEcReT",
+		"MAINGUARD_URL": "https://mg.example", "MAINGUARD_WEBHOOK_SECRET": "whsec_sEcReT"}
+	flags := 0
+	for _, c := range commands {
+		out, _, code := mg(t, e, append(strings.Fields(c.name), "--help")...)
+		if code != 0 {
+			t.Fatalf("%s --help: %d", c.name, code)
+		}
+		for _, v := range e {
+			if strings.Contains(out, v) {
+				t.Errorf("%s --help prints the environment's %q:\n%s", c.name, v, out)
+			}
+		}
+		// A flag's help runs from its "  -name" line to the next one.
+		for _, help := range regexp.MustCompile(`(?m)^  -`).Split(out, -1)[1:] {
+			flags++
+			if n := strings.Count(help, "(default"); n > 1 {
+				t.Errorf("%s: -%s", c.name, help)
+			}
+		}
+	}
+	if flags < 100 {
+		t.Fatalf("%d flags read from the help: the split is wrong", flags)
+	}
+}
+
 // TestCommandLineMistakes: each mistake is exit 2 with a sentence that
 // names it, before anything is opened.
 func TestCommandLineMistakes(t *testing.T) {
@@ -91,7 +122,12 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"org", "create"}, "org create needs --slug"},
 		{[]string{"token", "create"}, "token create needs --org"},
 		{[]string{"token", "revoke", "--org", "acme"}, "token revoke needs --token"},
-		{[]string{"upload", "--org", "acme", "a.xml"}, "upload needs --token and --repo and --sha and --branch"},
+		{[]string{"upload", "--org", "acme", "a.xml"}, "upload needs --token (or $MAINGUARD_TOKEN) and --repo and --sha and --branch"},
+		{[]string{"queue", "status", "--repo", "github.com/acme/web", "--branch", "main"}, "queue status needs --token (or $MAINGUARD_TOKEN) (see"},
+		{[]string{"token", "list"}, "token list needs --org (or $MAINGUARD_ORG) (see"},
+		// As the API refuses a short pr.sha, in its words.
+		{[]string{"upload", "--token", "mg_x", "--org", "acme", "--repo", "github.com/acme/web", "--sha", "1f0c9d2", "--branch", "main", "a.xml"},
+			`upload: --sha must be a commit sha: 40 or 64 hex digits, got "1f0c9d2"`},
 		{[]string{"repo", "set", "https://github.com/acme/web", "--org", "acme"}, `"https://github.com/acme/web" is not a repository: give HOST/OWNER/NAME`},
 		{[]string{"repo", "set", "acme/web", "--org", "acme"}, "give HOST/OWNER/NAME, e.g. github.com/acme/web"},
 		{[]string{"repo", "set", "github.com/acme/web/extra", "--org", "acme"}, "is not a repository"},

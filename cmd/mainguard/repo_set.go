@@ -69,7 +69,7 @@ func repoSet(e *env, args []string) error {
 		settings.DefaultBranch = branch
 	}
 	settings.Health = h
-	a, err := t.open(e)
+	a, err := t.openOrg(e, *org)
 	if err != nil {
 		return err
 	}

@@ -108,11 +108,17 @@ func serve(e *env, args []string) error {
 		cfg.DynamoEndpoint, cfg.Region = in.Endpoint, "us-east-1"
 	}
 	// The administration commands find this server's table through this
-	// file; it goes when the server does.
+	// file, and the address of its pages through the next; they go when
+	// the server does.
 	if err := os.WriteFile(endpointPath, []byte(cfg.DynamoEndpoint+"\n"), 0o644); err != nil {
 		return err
 	}
 	defer os.Remove(endpointPath)
+	appURLPath := filepath.Join(*dataDir, appURLFile)
+	if err := os.WriteFile(appURLPath, []byte(cfg.PublicAppURL+"\n"), 0o644); err != nil {
+		return err
+	}
+	defer os.Remove(appURLPath)
 	log.Info("using DynamoDB", "endpoint", cfg.DynamoEndpoint, "table", cfg.TableName)
 
 	db, err := lambdafn.DynamoClient(cfg)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -61,8 +62,13 @@ func queueFlags(f *flags, p *mergequeue.QueuePatch) {
 	})
 	f.Func("state", fmt.Sprintf("RUNNING, PAUSED or DRAINING; a queue that is not running never finishes, which the simulation reports (default %s)", def.State), textFlag(&p.State))
 	f.BoolFunc("create-prs-for-testing-branches", fmt.Sprintf("open a PR for each test branch; refused for now: nothing opens them yet (default %s)", onoff(def.CreatePrsForTestingBranches)), onOff(&p.CreatePrsForTestingBranches))
-	f.BoolFunc("comments", fmt.Sprintf("commentsEnabled: stored, does nothing yet (no PR comments are written); --comments=off to turn off (default %s)", onoff(def.CommentsEnabled)), onOff(&p.CommentsEnabled))
-	f.BoolFunc("commands", fmt.Sprintf("commandsEnabled: stored, does nothing yet (no comment commands are read); --commands=off to turn off (default %s)", onoff(def.CommandsEnabled)), onOff(&p.CommandsEnabled))
+	// The queue's PR comment and its comment commands work on GitHub (and
+	// the simulated GitHub of `serve`); this simulation has neither, so
+	// their settings would change nothing here, and are refused.
+	f.BoolFunc("comments", fmt.Sprintf("commentsEnabled, the queue's one comment on each pull request: refused here, the simulation writes no comments, which change nothing it measures (default %s in a queue)", onoff(def.CommentsEnabled)),
+		refused("the simulation writes no pull request comments (they change nothing it measures)"))
+	f.BoolFunc("commands", fmt.Sprintf("commandsEnabled, /mainguard comment commands: refused here, the simulation submits its pull requests through the API, never by a comment (default %s in a queue)", onoff(def.CommandsEnabled)),
+		refused("the simulation submits its pull requests through the API, never by a comment command"))
 	f.BoolFunc("status-check", fmt.Sprintf("set a commit status on each PR head; --status-check=off to turn off (default %s)", onoff(def.StatusCheckEnabled)), onOff(&p.StatusCheckEnabled))
 	f.Func("flaky-retries", fmt.Sprintf("times a PR's failed run may be retried, 0 to 3 (default %d)", def.FlakyRetries), intFlag(&p.FlakyRetries))
 	f.Func("flaky-retry-policy", fmt.Sprintf("KNOWN_FLAKY (retry a run when every test that failed is one test health knows as flaky, see --unknown-flaky) or ANY_FAILURE (default %s)", def.FlakyRetryPolicy), textFlag(&p.FlakyRetryPolicy))
@@ -83,6 +89,12 @@ func worldFlags(f *flags, cfg *sim.Config) *string {
 	f.IntVar(&cfg.Targets, "targets", 0, "independent impacted-target groups K, each PR in one at random; PARALLEL mode makes a lane of each (default 0: every PR impacts ALL, one lane)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "random seed: the same seed gives the same figures")
 	return arrival
+}
+
+// refused is a flag.Func for a setting that would do nothing in the
+// simulation: it refuses any value, saying why.
+func refused(why string) func(string) error {
+	return func(string) error { return errors.New("not simulated: " + why) }
 }
 
 // textFlag is a flag.Func reading a string into *dst.

@@ -60,6 +60,8 @@ func TestSim(t *testing.T) {
 		{[]string{"--mode", "fast"}, 2, "mode must be SINGLE or PARALLEL"},
 		{[]string{"--arrival", "bursty"}, 2, "arrivals must be saturated or poisson"},
 		{[]string{"--state", "paused", "--prs", "5"}, 1, "5 of 5 PRs still in the queue"},
+		{[]string{"--commands=off"}, 2, "not simulated: the simulation submits its pull requests through the API"},
+		{[]string{"--comments"}, 2, "not simulated: the simulation writes no pull request comments"},
 	} {
 		_, errOut, code := mg(t, nil, append([]string{"sim"}, c.args...)...)
 		if code != c.code || !strings.Contains(errOut, c.want) {
@@ -100,5 +102,10 @@ func TestSimHelp(t *testing.T) {
 	}
 	for name := range entries {
 		t.Errorf("-%s is not checked here", name)
+	}
+	// Comment commands work (docs/api.md 6.1): the help does not say
+	// they do nothing, as it did before they did.
+	if strings.Contains(out, "does nothing") {
+		t.Errorf("sim --help says a setting does nothing:\n%s", out)
 	}
 }

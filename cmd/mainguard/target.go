@@ -17,8 +17,13 @@ import (
 )
 
 // endpointFile is the file in the local server's data folder that holds
-// the address of its DynamoDB Local, for the administration commands.
-const endpointFile = "dynamodb-endpoint"
+// the address of its DynamoDB Local, for the administration commands;
+// appURLFile holds the address of its web app (its PUBLIC_APP_URL), where
+// the pages they link to are.
+const (
+	endpointFile = "dynamodb-endpoint"
+	appURLFile   = "app-url"
+)
 
 // target is where an administration command works: the flags that choose
 // the table, shared by every command that changes or reads it.
@@ -28,6 +33,9 @@ type target struct {
 	// where says, once chosen, which table this is, for messages.
 	where string
 	local bool // the table came from the local server's endpoint file
+	// appURL is the web app's address of the table's deployment, once
+	// chosen: PUBLIC_APP_URL, or the local server's; "" when neither says.
+	appURL string
 }
 
 func targetFlags(f *flags, e *env) *target {
@@ -45,6 +53,9 @@ func (t *target) config(e *env) (config.Config, error) {
 	cfg, err := config.FromEnv(e.getenv)
 	if err != nil {
 		return cfg, err
+	}
+	if e.getenv("PUBLIC_APP_URL") != "" {
+		t.appURL = cfg.PublicAppURL
 	}
 	switch {
 	case cfg.DynamoEndpoint != "":
@@ -71,6 +82,11 @@ func (t *target) config(e *env) (config.Config, error) {
 		}
 		t.where = fmt.Sprintf("the local server's table %s at %s (from %s)", cfg.TableName, cfg.DynamoEndpoint, path)
 		t.local = true
+		if b, err := os.ReadFile(filepath.Join(*t.dataDir, appURLFile)); err == nil && t.appURL == "" {
+			// The pages of what this changes are the local server's.
+			t.appURL = strings.TrimSpace(string(b))
+			cfg.PublicAppURL = t.appURL
+		}
 	}
 	fmt.Fprintf(e.stderr, "mainguard: using %s\n", t.where)
 	return cfg, nil
@@ -105,6 +121,21 @@ func (t *target) open(e *env) (*app.App, error) {
 		opt.DB, opt.AWS = dynamodb.NewFromConfig(awsCfg), &awsCfg
 	}
 	return app.New(e.ctx, cfg, opt)
+}
+
+// openOrg is open, for a command on one organization's data: an
+// organization that does not exist is said so, first, not as the part of
+// it the command then fails to find (a repository, a test), and not as an
+// empty list. One GetItem.
+func (t *target) openOrg(e *env, org string) (*app.App, error) {
+	a, err := t.open(e)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.Store.GetOrg(e.ctx, org); err != nil {
+		return nil, t.failed(err)
+	}
+	return a, nil
 }
 
 // failed turns an error of the store into what the person can do about

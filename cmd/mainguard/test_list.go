@@ -10,7 +10,8 @@ import (
 
 // testList is `mainguard test list HOST/OWNER/NAME`: the repository's
 // unhealthy tests (flaky, then broken), those of one status, or the
-// quarantined ones, one line each: id, status, quarantined, name, reason.
+// quarantined ones, a table under a header: id, status, quarantined (yes
+// or no), name, reason; with --ids the ids alone, one a line.
 func testList(e *env, args []string) error {
 	f := newFlags(cmdOf("test list"))
 	org := f.orgFlag(e)
@@ -38,7 +39,7 @@ func testList(e *env, args []string) error {
 	default:
 		return usageError(fmt.Sprintf("test list: --status must be flaky or broken, got %q", *status))
 	}
-	a, err := t.open(e)
+	a, err := t.openOrg(e, *org)
 	if err != nil {
 		return err
 	}
@@ -79,25 +80,23 @@ func testList(e *env, args []string) error {
 		return err
 	}
 	now := a.Now()
-	shown := 0
+	var rows [][]cell
 	for _, tc := range tests {
 		tc.Quarantined = testhealth.Quarantined(tc, s)
 		st := testhealth.Status(tc, s, now)
 		if (*quarantined && !tc.Quarantined) || (*status != "" && st.Value != strings.ToLower(*status)) {
 			continue
 		}
-		shown++
 		if *ids {
 			fmt.Fprintln(e.stdout, tc.ID)
 			continue
 		}
-		q := ""
-		if tc.Quarantined {
-			q = "quarantined"
-		}
-		fmt.Fprintf(e.stdout, "%s\t%s\t%s\t%s\t%s\n", tc.ID, st.Value, q, tc.Name, st.Reason)
+		rows = append(rows, cells(tc.ID, st.Value, yesNo(tc.Quarantined), tc.Name, st.Reason))
 	}
-	if shown == 0 && !*ids {
+	switch {
+	case len(rows) > 0:
+		colorOn(e).printTable(e.stdout, []string{"ID", "STATUS", "QUARANTINED", "NAME", "REASON"}, rows)
+	case !*ids:
 		fmt.Fprintln(e.stderr, "mainguard: no such tests in", ref)
 	}
 	return nil

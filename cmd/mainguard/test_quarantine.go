@@ -35,7 +35,7 @@ func testQuarantine(e *env, args []string) error {
 	default:
 		return usageError("test quarantine needs exactly one of --always, --never, --unset")
 	}
-	a, err := t.open(e)
+	a, err := t.openOrg(e, *org)
 	if err != nil {
 		return err
 	}

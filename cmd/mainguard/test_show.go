@@ -22,7 +22,7 @@ func testShow(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	a, err := t.open(e)
+	a, err := t.openOrg(e, *org)
 	if err != nil {
 		return err
 	}
@@ -63,6 +63,13 @@ func testShow(e *env, args []string) error {
 			}
 			fmt.Fprintf(w, "  %-12s %d× %s\n", label, fl.OccurrenceCount, firstLine(fl.Summary))
 		}
+	}
+	if t.appURL == "" {
+		// Where the deployment serves its web app, this machine does not
+		// know: the page's path, and how to say the address.
+		path := testview.Viewer{}.Brief(tc, s, a.Now()).HTMLURL
+		fmt.Fprintf(w, "  page         %s on the deployment's web app (set PUBLIC_APP_URL to its address for a full link)\n", path)
+		return nil
 	}
 	fmt.Fprintf(w, "  page         %s\n", v.HTMLURL)
 	return nil

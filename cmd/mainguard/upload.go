@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/testhealth"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
 	"github.com/mainguard/mainguard/shared/testhealth/junit"
@@ -47,6 +49,11 @@ func upload(e *env, args []string) error {
 	ref, err := parseRepo(*repoArg)
 	if err != nil {
 		return err
+	}
+	// A commit is named in full, as the API's pr.sha is: a short sha is
+	// ambiguous, and test health compares commits by it (pass-on-retry).
+	if err := api.LimitOf("pr.sha").Check("--sha", *sha); err != nil {
+		return usageError("upload: " + errs.MessageOf(err) + " (git rev-parse HEAD prints it)")
 	}
 	in := bundle.WriteInput{Meta: bundle.Meta{
 		Org: *org, CLIVersion: clientVersion, Variant: *variant, UploadTime: e.now(),

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -37,6 +38,10 @@ func serviceApp(t *testing.T, e map[string]string) (string, *app.App) {
 	}
 	base := "http://" + ln.Addr().String() + "/v1"
 	e["BUNDLE_DIR"], e["PUBLIC_API_URL"] = t.TempDir(), base
+	if e["PUBLIC_APP_URL"] == "" {
+		// Its pages are served here too, as serve serves them.
+		e["PUBLIC_APP_URL"] = "http://" + ln.Addr().String()
+	}
 	cfg, err := config.FromEnv(getenvOf(e))
 	if err != nil {
 		t.Fatal(err)
@@ -80,6 +85,9 @@ func junitXML(cases ...string) string {
 	return b.String()
 }
 
+// fullSHA is a commit's 40 hex digits, from a short name padded with 0.
+func fullSHA(short string) string { return short + strings.Repeat("0", 40-len(short)) }
+
 // TestUploadEndToEnd sends the results of several commits with
 // `mainguard upload` through the three upload calls of the real protocol,
 // then reads the tests back as a client would.
@@ -109,10 +117,10 @@ func TestUploadEndToEnd(t *testing.T) {
 	}
 	// Main is green; a pull request's run retries "applies coupon" (fails,
 	// then passes on the same commit); then "totals" starts failing on main.
-	upload("c0ffee1", "main", 0, writeReport(t, dir, "a.xml", junitXML("applies coupon", "totals")))
-	upload("b0a7ed2", "feature/coupons", 17, writeReport(t, dir, "b.xml", junitXML("applies coupon!", "applies coupon", "totals")))
+	upload(fullSHA("c0ffee1"), "main", 0, writeReport(t, dir, "a.xml", junitXML("applies coupon", "totals")))
+	upload(fullSHA("b0a7ed2"), "feature/coupons", 17, writeReport(t, dir, "b.xml", junitXML("applies coupon!", "applies coupon", "totals")))
 	for i := range 5 {
-		upload(fmt.Sprintf("dead%03d", i), "main", 0, writeReport(t, dir, fmt.Sprintf("m%d.xml", i), junitXML("applies coupon", "totals!")))
+		upload(fullSHA(fmt.Sprintf("dead%03d", i)), "main", 0, writeReport(t, dir, fmt.Sprintf("m%d.xml", i), junitXML("applies coupon", "totals!")))
 	}
 	if out, errOut, code := mg(t, e, "repo", "set", "github.com/acme/shop", "--org", "acme", "--quarantine", "on"); code != 0 {
 		t.Fatalf("repo set: %s %s", out, errOut)
@@ -177,7 +185,7 @@ func TestUploadEndToEnd(t *testing.T) {
 	}
 	// The uploader asks getQuarantineConfig about its failed tests: after
 	// quarantining is on, the next upload reports totals quarantined.
-	out = upload("dead999", "main", 0, writeReport(t, dir, "q.xml", junitXML("applies coupon", "totals!")))
+	out = upload(fullSHA("dead999"), "main", 0, writeReport(t, dir, "q.xml", junitXML("applies coupon", "totals!")))
 	if !strings.Contains(out, "1 failed test(s), 1 quarantined") {
 		t.Errorf("upload summary %q", out)
 	}
@@ -199,8 +207,9 @@ func TestUploadEndToEnd(t *testing.T) {
 	}
 	// The admin program lists and shows the tests.
 	out, _, code = mg(t, e, "test", "list", "github.com/acme/shop", "--org", "acme")
-	if code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(out, "\tflaky\tquarantined\tapplies coupon\tpass-on-retry") ||
-		!strings.Contains(out, "\tbroken\tquarantined\ttotals\tbroken-streak") {
+	if code != 0 || strings.Count(out, "\n") != 3 || !regexp.MustCompile(`^ID +STATUS +QUARANTINED +NAME +REASON\n`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^[0-9a-f-]{36} +flaky +yes +applies coupon +pass-on-retry`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^[0-9a-f-]{36} +broken +yes +totals +broken-streak`).MatchString(out) {
 		t.Errorf("test list:\n%s", out)
 	}
 	if out, _, _ := mg(t, e, "test", "list", "github.com/acme/shop", "--org", "acme", "--status", "broken", "--ids"); strings.TrimSpace(out) != totalsID {

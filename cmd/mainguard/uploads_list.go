@@ -18,7 +18,7 @@ func uploadsList(e *env, args []string) error {
 	if *limit < 1 || *limit > 1000 {
 		return usageError("uploads list: --limit must be from 1 to 1000")
 	}
-	a, err := t.open(e)
+	a, err := t.openOrg(e, *org)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,7 @@ func webhookAdd(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	a, err := t.open(e)
+	a, err := t.openOrg(e, *org)
 	if err != nil {
 		return err
 	}

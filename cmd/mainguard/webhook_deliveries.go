@@ -16,7 +16,7 @@ func webhookDeliveries(e *env, args []string) error {
 	if *limit < 1 || *limit > 1000 {
 		return usageError("--limit must be from 1 to 1000")
 	}
-	a, err := t.open(e)
+	a, err := t.openOrg(e, *org)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ func webhookRemove(e *env, args []string) error {
 	if _, err := f.parse(e, args, 0); err != nil {
 		return err
 	}
-	a, err := t.open(e)
+	a, err := t.openOrg(e, *org)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ func webhookRotate(e *env, args []string) error {
 	if _, err := f.parse(e, args, 0); err != nil {
 		return err
 	}
-	a, err := t.open(e)
+	a, err := t.openOrg(e, *org)
 	if err != nil {
 		return err
 	}
