@@ -68,7 +68,7 @@ func TestREADMETour(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the tour builds the program and starts DynamoDB Local")
 	}
-	for _, tool := range []string{"bash", "curl", "java"} {
+	for _, tool := range []string{"bash", "curl", "git", "java"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("the tour needs %s: %v", tool, err)
 		}
@@ -176,6 +176,53 @@ func TestREADMETour(t *testing.T) {
 			t.Errorf("the tour's output does not show %v", want)
 		}
 	}
+	// The README's sample lines are what the tour printed, in order.
+	if missing := unprinted(samples(localize(strings.Join(tour, "\n"))), out); len(missing) > 0 {
+		t.Errorf("the README shows lines the tour did not print (in this order):\n%s", strings.Join(missing, "\n"))
+	}
+}
+
+// samples are the README's sample output in the tour's blocks: each line
+// that starts with "# ", as a pattern where "…" stands for any text and
+// a run of spaces for any (columns pad to their widest cell). A line that
+// is "…" alone (more lines) is left out.
+func samples(tour string) []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for _, line := range strings.Split(tour, "\n") {
+		text, ok := strings.CutPrefix(line, "# ")
+		text = strings.TrimSpace(text)
+		if !ok || text == "" || text == "…" {
+			continue
+		}
+		var parts []string
+		for _, p := range strings.Split(text, "…") {
+			parts = append(parts, strings.Join(strings.Fields(regexp.QuoteMeta(p)), `\s+`))
+		}
+		// A space next to "…" may stand for none.
+		out = append(out, regexp.MustCompile(strings.Join(parts, `\s*.*\s*`)))
+	}
+	return out
+}
+
+// unprinted are the samples that out does not show in order: each is
+// looked for in a line of out from the line that showed the one before
+// (a command's output may follow another's on its line, as curl's does).
+func unprinted(samples []*regexp.Regexp, out string) []string {
+	lines := strings.Split(out, "\n")
+	var missing []string
+	at := 0
+	for _, s := range samples {
+		i := at
+		for i < len(lines) && !s.MatchString(lines[i]) {
+			i++
+		}
+		if i == len(lines) {
+			missing = append(missing, s.String())
+			continue
+		}
+		at = i
+	}
+	return missing
 }
 
 // tourExpectations are what a newcomer should have seen by the end: each
@@ -186,7 +233,7 @@ var tourExpectations = []*regexp.Regexp{
 	regexp.MustCompile(`3 runs, 2 passed, 1 failed, 0 skipped; 1 failed test\(s\), 0 quarantined`),
 	regexp.MustCompile(`healthy: 1 failure in 1 run in 7 days; below the failure-rate monitor's 20 runs`),
 	// The retry: flaky by pass-on-retry, then quarantined.
-	regexp.MustCompile(`\tflaky\t\ttest_login\tpass-on-retry: failed and passed on commit 1f0c9d2 \(main\)`),
+	regexp.MustCompile(`(?m)^[0-9a-f-]{36} +flaky +no +test_login +pass-on-retry: failed and passed on commit 1f0c9d2 \(main\)$`),
 	regexp.MustCompile(`quarantined  yes \(override UNSPECIFIED\)`),
 	// The linked ticket, delivered to the receiver and verified.
 	regexp.MustCompile(`test_case\.ticket_linked msg_[0-9a-f]{32} verified`),
@@ -246,4 +293,26 @@ func cleanEnv() []string {
 		env = append(env, kv)
 	}
 	return env
+}
+
+// TestSampleLinesAreChecked: the comparison of sample lines finds a line
+// the output lacks, a wrong id, and lines out of order; "…" and column
+// padding match what varies.
+func TestSampleLinesAreChecked(t *testing.T) {
+	t.Parallel()
+	out := "{\"up\":1}uploaded 1 file(s) as upload 3f2a: 3 runs\n" +
+		"ID                                    STATUS  NAME\n" +
+		"a931f971-2850-55ac-9f17-f1c30788db7c  flaky   test_login\n"
+	readme := "./bin/mainguard upload x.xml\n# uploaded 1 file(s) as upload …: 3 runs\n" +
+		"./bin/mainguard test list\n# ID  STATUS  NAME\n# a931f971-2850-55ac-9f17-f1c30788db7c  flaky  test_login\n#   …\n"
+	if missing := unprinted(samples(readme), out); len(missing) != 0 {
+		t.Errorf("true samples reported missing: %q", missing)
+	}
+	if missing := unprinted(samples(strings.ReplaceAll(readme, "a931f971", "5ad2…")), out); len(missing) != 1 {
+		t.Errorf("a wrong id: %q", missing)
+	}
+	swapped := "# ID  STATUS  NAME\n# uploaded 1 file(s) as upload …: 3 runs\n"
+	if missing := unprinted(samples(swapped), out); len(missing) != 1 {
+		t.Errorf("lines out of order: %q", missing)
+	}
 }

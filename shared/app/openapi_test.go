@@ -196,6 +196,25 @@ func TestOpenAPIServed(t *testing.T) {
 	}
 }
 
+// TestOpenAPILicence: the document's licence is the repository's, named
+// by its SPDX identifier, which OpenAPI 3.1 validators stricter than
+// kin-openapi (swagger-parser) require beside the name; url, which 3.1
+// makes exclusive with it, is not given.
+func TestOpenAPILicence(t *testing.T) {
+	t.Parallel()
+	l := loadOpenAPI(t).Info.License
+	if l == nil || l.Name == "" || l.Identifier != "Apache-2.0" || l.URL != "" {
+		t.Fatalf("info.license %+v: want a name and identifier Apache-2.0, no url", l)
+	}
+	licence, err := os.ReadFile("../../LICENSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(licence), "Apache License") || !strings.Contains(string(licence), "Version 2.0, January 2004") {
+		t.Errorf("LICENSE is not the Apache License 2.0 that info.license names")
+	}
+}
+
 func sortedMethods(item *openapi3.PathItem) []string {
 	var ms []string
 	for m := range item.Operations() {
