@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,7 +128,9 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 }
 
 // linksResolve follows every link of the page to this site with a
-// signed-in client: each must answer 200.
+// signed-in client, and every link to the repository's host (the
+// simulated GitHub here, whose pages stand for GitHub's): each must
+// answer 200.
 func linksResolve(t *testing.T, ctx context.Context, e *env) {
 	t.Helper()
 	hrefs := eval[[]string](t, ctx, `Array.from(document.querySelectorAll("main a")).map(a => a.href)`)
@@ -135,9 +138,20 @@ func linksResolve(t *testing.T, ctx context.Context, e *env) {
 	e.signIn(c, "acme")
 	n := 0
 	for _, h := range hrefs {
+		if strings.HasPrefix(h, e.Sim.URL()+"/") {
+			resp, err := http.Get(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+				t.Errorf("link %s: %d %s", h, resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+			continue
+		}
 		path, ok := strings.CutPrefix(h, e.URL)
 		if !ok {
-			continue // the repository's host: GitHub
+			continue // elsewhere: the CI's page of a status
 		}
 		n++
 		if a := e.get(c, path); a.code != 200 {

@@ -161,7 +161,9 @@ func (w *Web) runView(org string, rec store.QueueRecord, rr store.RunRecordMQ, e
 		TestBranch: run.TestBranch, HeadSHA: run.HeadSHA,
 		Bisection: run.Bisection || run.BisectOf != "", Direct: run.Direct, BisectOf: run.BisectOf, RetryOf: run.RetryOf,
 	}
-	if run.TestBranch != "" {
+	if run.TestBranch != "" && run.Status == mergequeue.RunInProgress {
+		// The queue deletes a test branch once its run ends: its commit
+		// stays, linked below.
 		v.TestBranchHref = w.gitHubTree(k.Repo, run.TestBranch)
 	}
 	if run.HeadSHA != "" {

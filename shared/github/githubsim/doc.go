@@ -41,4 +41,8 @@
 //	GET    /repos/{o}/{r}/collaborators/{user}/permission
 //	GET    /repos/{o}/{r}/installation                  (GitHub App JWT)
 //	POST   /app/installations/{id}/access_tokens         (GitHub App JWT)
+//
+// and, for a person's browser, plain pages of a repository, a pull request,
+// a commit and a branch at GitHub's web paths (web.go), where the web app's
+// links "on its host" go when the simulated GitHub stands for GitHub.
 package githubsim

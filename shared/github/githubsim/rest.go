@@ -63,6 +63,9 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.handleAccessToken(w, r, seg[2])
 		return
 	}
+	if s.webPage(w, r, seg) {
+		return
+	}
 	if len(seg) < 4 || seg[0] != "repos" {
 		notFound(w)
 		return
