@@ -223,7 +223,7 @@ func TestAntiFlakeRetriesOverHTTP(t *testing.T) {
 
 	// Test health before: "checkout flakes" failed and passed on one
 	// commit (flaky), "coupon" is quarantined by hand, "totals" is healthy.
-	w.upload("acme", w.token, "f1a4e01", "feature/x", "checkout flakes!", "checkout flakes", "coupon", "totals")
+	w.upload("acme", w.token, fullSHA("f1a4e01"), "feature/x", "checkout flakes!", "checkout flakes", "coupon", "totals")
 	if out, errOut, code := mg(t, w.e, "repo", "set", "github.com/"+shopRepo, "--org", "acme", "--quarantine", "on"); code != 0 {
 		t.Fatalf("repo set: %s %s", out, errOut)
 	}
@@ -296,7 +296,7 @@ func TestAntiFlakeRetriesOverHTTP(t *testing.T) {
 	// own upload after that changes nothing.
 	w.call("updateQueue", map[string]any{"flakyRetryPolicy": "KNOWN_FLAKY", "flakyEvidenceWaitSeconds": 0})
 	evil := w.org("evil")
-	w.upload("evil", evil, "e0e0e0e", "feature/y", "checkout flakes!", "checkout flakes")
+	w.upload("evil", evil, fullSHA("e0e0e0e"), "feature/y", "checkout flakes!", "checkout flakes")
 	n5 := w.submit("five")
 	branch5, head5 := w.testBranch(n5)
 	w.upload("evil", evil, head5, branch5, "checkout flakes!")

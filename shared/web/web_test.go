@@ -187,6 +187,45 @@ func TestCSRF(t *testing.T) {
 	}
 }
 
+// TestResubmit: a cancelled or failed PR's page offers Resubmit, which
+// submits it again as submitPullRequest does, through the same checks as
+// every form: without the page's CSRF token it is 403, from another
+// organization 404, and neither changes anything.
+func TestResubmit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.api("acme", "createQueue", map[string]any{"repo": webRepo, "targetBranch": "main"})
+	n := e.openPR("one", "Add one")
+	e.submit(n)
+	e.api("acme", "cancelPullRequest", map[string]any{"repo": webRepo, "targetBranch": "main", "pr": map[string]any{"number": n}})
+	path := fmt.Sprintf("/acme/merge-queue/acme/web/main/pr/%d", n)
+	c, other := e.client(), e.client()
+	e.signIn(c, "acme")
+	e.signIn(other, "other")
+	page := e.get(c, path)
+	if !strings.Contains(page.body, `<button name="action" value="resubmit">Resubmit</button>`) {
+		t.Fatalf("a cancelled PR's page offers no Resubmit:\n%s", page.body)
+	}
+	if a := e.do(c, http.MethodPost, path, url.Values{"action": {"resubmit"}}); a.code != http.StatusForbidden {
+		t.Errorf("without the CSRF token: %d", a.code)
+	}
+	if a := e.do(other, http.MethodPost, path, url.Values{"action": {"resubmit"}, "csrf": {csrfOf(t, e.get(other, "/other").body)}}); a.code != http.StatusNotFound {
+		t.Errorf("from another organization: %d", a.code)
+	}
+	if st := e.state(n); st != "CANCELLED" {
+		t.Fatalf("refused resubmissions changed the PR: %s", st)
+	}
+	if a := e.do(c, http.MethodPost, path, url.Values{"action": {"resubmit"}, "csrf": {csrfOf(t, page.body)}}); a.code != http.StatusSeeOther || a.location != path {
+		t.Fatalf("resubmit: %d to %q %s", a.code, a.location, a.body)
+	}
+	if st := e.state(n); st != "NOT_READY" && st != "PENDING" {
+		t.Errorf("resubmitted, the PR is %s", st)
+	}
+	if body := e.get(c, path).body; strings.Contains(body, `value="resubmit"`) {
+		t.Errorf("an active PR's page offers Resubmit")
+	}
+}
+
 // TestOtherOrganizationIsNotFound: acme's pages are 404 to other, the
 // same page as one that does not exist.
 func TestOtherOrganizationIsNotFound(t *testing.T) {
