@@ -136,7 +136,8 @@ func (a *App) bundles(awsCfg *aws.Config) error {
 		a.Uploads = local
 		// Not a Lambda function: as deployed, S3 takes these requests and
 		// streams them, so the local server does too.
-		a.local = append(a.local, api.Endpoint{Name: "put-bundle", Method: http.MethodPut, Path: uploadapi.PutPath, Public: true, LocalOnly: true, Handler: local.Put()})
+		a.local = append(a.local, api.Endpoint{Name: "put-bundle", Method: http.MethodPut, Path: uploadapi.PutPath, Public: true, LocalOnly: true,
+			MaxBody: uploadapi.MaxBundle, Handler: local.Put()})
 		return nil
 	}
 	if awsCfg == nil {
