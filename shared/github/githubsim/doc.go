@@ -41,4 +41,6 @@
 //	GET    /repos/{o}/{r}/collaborators/{user}/permission
 //	GET    /repos/{o}/{r}/installation                  (GitHub App JWT)
 //	POST   /app/installations/{id}/access_tokens         (GitHub App JWT)
+//	POST   /app-manifests/{code}/conversions             (manifest.go)
+//	POST   /settings/apps/new, /organizations/{org}/settings/apps/new  (web)
 package githubsim
