@@ -286,7 +286,9 @@ func TestAppSetupEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	source := func(context.Context, bool) (github.AppCredentials, error) { return github.ParseAppSecret([]byte(stored), 0) }
+	source := func(context.Context, bool) (github.AppCredentials, error) {
+		return github.ParseAppSecret([]byte(stored), 0)
+	}
 	c, err := github.New(github.Config{BaseURL: installed.URL(), AppSource: source})
 	if err != nil {
 		t.Fatal(err)
