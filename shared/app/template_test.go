@@ -9,15 +9,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
 	cfdynamodb "github.com/awslabs/goformation/v7/cloudformation/dynamodb"
 	"github.com/awslabs/goformation/v7/cloudformation/serverless"
-	"github.com/awslabs/goformation/v7/intrinsics"
 
+	"github.com/mainguard/mainguard/internal/samtemplate"
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
@@ -749,68 +747,15 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-var parseMu sync.Mutex
-
-// parseTemplate reads template.yaml. A Ref to a resource reads as the
-// resource's logical id, and a ${Resource} in a Sub stays as written, so the
-// checks can tell what refers to what (goformation alone resolves only
-// parameters and pseudo parameters, and drops the rest).
+// parseTemplate reads template.yaml (samtemplate.Parse: a Ref to a
+// resource reads as its logical id).
 func parseTemplate(tb testing.TB) *cloudformation.Template {
 	tb.Helper()
-	data, err := os.ReadFile(templatePath)
+	tpl, err := samtemplate.Parse(templatePath)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	// goformation registers its YAML tags in a package-level map on every
-	// parse: two parallel tests parsing at once race on it.
-	parseMu.Lock()
-	defer parseMu.Unlock()
-	tpl, err := goformation.ParseYAMLWithOptions(data, &intrinsics.ProcessorOptions{
-		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
-			"Ref":     refByName,
-			"Fn::Sub": subKeepingResources,
-		},
-	})
-	if err != nil {
-		tb.Fatalf("parse %s: %v", templatePath, err)
-	}
 	return tpl
-}
-
-func refByName(name string, input, template any) any {
-	if v := intrinsics.Ref(name, input, template); v != nil {
-		return v
-	}
-	s, ok := input.(string)
-	if !ok {
-		return nil
-	}
-	if tpl, ok := template.(map[string]any); ok {
-		if res, ok := tpl["Resources"].(map[string]any); ok {
-			if _, ok := res[s]; ok {
-				return s
-			}
-		}
-	}
-	return nil
-}
-
-var subVariable = regexp.MustCompile(`\$\{([.:0-9A-Za-z]+)\}`)
-
-func subKeepingResources(name string, input, template any) any {
-	s, ok := input.(string)
-	if !ok {
-		return intrinsics.FnSub(name, input, template)
-	}
-	return subVariable.ReplaceAllStringFunc(s, func(m string) string {
-		v := m[2 : len(m)-1]
-		if !strings.Contains(v, ".") {
-			if r, ok := intrinsics.Ref("Ref", v, template).(string); ok {
-				return r
-			}
-		}
-		return m
-	})
 }
 
 func functionFolders(tb testing.TB) []string {
