@@ -3,7 +3,6 @@ package lambdatest
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -120,15 +118,6 @@ func keyOf(name string) string { return "AKID" + strings.ToUpper(strings.Replace
 
 func secretKeyOf(name string) string { return "secret-of-" + name }
 
-// logicalID is the template's name for a folder's function.
-func logicalID(folder string) string {
-	var b strings.Builder
-	for part := range strings.SplitSeq(folder, "-") {
-		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
-	}
-	return b.String() + "Function"
-}
-
 func folders(tb testing.TB) []string {
 	tb.Helper()
 	entries, err := os.ReadDir("../../functions")
@@ -143,7 +132,3 @@ func folders(tb testing.TB) []string {
 	}
 	return out
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
-
-var _ = fmt.Sprint

@@ -147,7 +147,7 @@ func (d deployment) environment(t *testing.T, w world, folder string) map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	fn, err := tpl.GetServerlessFunctionWithName(logicalID(folder))
+	fn, err := tpl.GetServerlessFunctionWithName(samtemplate.LogicalID(folder))
 	if err != nil {
 		t.Fatalf("%s: %v", folder, err)
 	}
@@ -178,7 +178,7 @@ func (d deployment) environment(t *testing.T, w world, folder string) map[string
 	}
 	key := keyOf(folder)
 	d.sm.AddIdentity(secretsim.Identity{AccessKey: key, SecretKey: secretKeyOf(folder), SessionToken: "session-" + folder,
-		Principal: "arn:aws:sts::123456789012:assumed-role/" + logicalID(folder) + "Role/" + folder})
+		Principal: "arn:aws:sts::123456789012:assumed-role/" + samtemplate.LogicalID(folder) + "Role/" + folder})
 	if fn.Policies != nil && fn.Policies.SAMPolicyTemplateArray != nil {
 		for _, p := range *fn.Policies.SAMPolicyTemplateArray {
 			if p.AWSSecretsManagerGetSecretValuePolicy != nil {

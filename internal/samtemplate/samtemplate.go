@@ -76,3 +76,15 @@ func subKeepingResources(name string, input, template any) any {
 		return m
 	})
 }
+
+// LogicalID is the template's name for the function of a folder of
+// functions/: get-test-details → GetTestDetailsFunction.
+func LogicalID(folder string) string {
+	var b strings.Builder
+	for part := range strings.SplitSeq(folder, "-") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String() + "Function"
+}

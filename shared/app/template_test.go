@@ -690,15 +690,7 @@ func checkTable(table *cfdynamodb.Table, add func(string, ...any)) {
 
 // logicalID is the template's name for a folder's function:
 // get-test-details → GetTestDetailsFunction.
-func logicalID(folder string) string {
-	var b strings.Builder
-	for part := range strings.SplitSeq(folder, "-") {
-		if part != "" {
-			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
-		}
-	}
-	return b.String() + "Function"
-}
+func logicalID(folder string) string { return samtemplate.LogicalID(folder) }
 
 // folderName guesses the folder a logical id stands for, for messages:
 // GetTestDetailsFunction → get-test-details.
