@@ -28,6 +28,7 @@ import (
 
 	"github.com/mainguard/mainguard/internal/samtemplate"
 	"github.com/mainguard/mainguard/internal/testkit"
+	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/github"
@@ -320,6 +321,11 @@ var volatile = []struct {
 	{regexp.MustCompile(`X-Amz-[A-Za-z-]+=[^&"\\]+`), "X-Amz-<signed>"},
 	{regexp.MustCompile(`"x-request-id":"[^"]*"`), `"x-request-id":"<id>"`},
 	{regexp.MustCompile(`request id [^)"]+`), "request id <id>"},
+	// Each world has its own S3 stand-in, on its own port.
+	{regexp.MustCompile(`http://127\.0\.0\.1:\d+`), "http://<stand-in>"},
+	// The sign-in form's random anti-forgery value and its cookie.
+	{regexp.MustCompile(`name=\\"csrf\\" value=\\"[^\\]*`), `name=\"csrf\" value=\"<csrf>`},
+	{regexp.MustCompile(`mainguard_signin=[^;]*`), "mainguard_signin=<csrf>"},
 }
 
 func normalize(b []byte) string {
@@ -361,8 +367,7 @@ func TestFunctionsAnswerAsTheLocalServer(t *testing.T) {
 	q := func(extra string) string { return `{` + repo + `,"targetBranch":"main"` + extra + `}` }
 	th := func(extra string) string { return `{` + repo + `,"org_url_slug":"acme"` + extra + `}` }
 	const testID = `"06cb6db5-f807-5198-b072-af67a0636f8a"`
-	comment := `{"action":"created","issue":{"number":10,"pull_request":{}},"comment":{"id":5,"body":"just a remark"},` + repo[7:] + `,"sender":{"login":"octocat"}}`
-	comment = `{"action":"created","issue":{"number":10,"pull_request":{}},"comment":{"id":5,"body":"just a remark"},"repository":{"name":"web","full_name":"acme/web","owner":{"login":"acme"}},"sender":{"login":"octocat"}}`
+	comment := `{"action":"created","issue":{"number":10,"pull_request":{}},"comment":{"id":5,"body":"just a remark"},"repository":{"name":"web","full_name":"acme/web","owner":{"login":"acme"}},"sender":{"login":"octocat"}}`
 	steps := []struct {
 		fn    string
 		event func(w world) []byte
@@ -379,10 +384,10 @@ func TestFunctionsAnswerAsTheLocalServer(t *testing.T) {
 			return httpEvent("POST", "/v1/flaky-tests/list-quarantined-tests", th(`,"page_query":{"page_size":10}`), nil)
 		}},
 		{"list-unhealthy-tests", func(world) []byte {
-			return httpEvent("POST", "/v1/flaky-tests/list-unhealthy-tests", th(`,"page_query":{"page_size":10,"page_token":"bogus"}`), nil)
+			return httpEvent("POST", "/v1/flaky-tests/list-unhealthy-tests", th(`,"status":"FLAKY","page_query":{"page_size":10,"page_token":"bogus"}`), nil)
 		}},
 		{"list-failing-tests", func(world) []byte {
-			return httpEvent("POST", "/v1/flaky-tests/list-failing-tests", th(`,"page_query":{"page_size":10}`), nil)
+			return httpEvent("POST", "/v1/flaky-tests/list-failing-tests", th(`,"start_time":"2026-07-01T00:00:00Z","end_time":"2026-07-02T00:00:00Z","page_query":{"page_size":10}`), nil)
 		}},
 		{"get-quarantine-config", func(world) []byte {
 			return httpEvent("POST", "/v1/metrics/getQuarantineConfig", `{`+repo+`,"orgUrlSlug":"acme","testIdentifiers":[]}`, nil)
@@ -437,6 +442,7 @@ func TestFunctionsAnswerAsTheLocalServer(t *testing.T) {
 		}
 		seen[s.fn] = true
 		want := normalize(localInvoke(t, local, s.fn, s.event(lw)))
+		t.Logf("step %d, %s: %.160s", i, s.fn, want)
 		code, got := fn.invoke(t, s.event(fw))
 		if code != 200 {
 			t.Errorf("step %d, %s: the emulator answered %d: %s\n%s", i, s.fn, code, got, fn.out)
@@ -458,16 +464,27 @@ func TestFunctionsAnswerAsTheLocalServer(t *testing.T) {
 		}
 	}
 
-	// A 6 MB + 1 byte body gets the 413 sentence from a function, as from
-	// the local server.
-	big := httpEvent("POST", "/v1/flaky-tests/get-test-details", strings.Repeat(" ", 6<<20+1), nil)
+	// The largest body a function can be sent whole gets the 413 sentence
+	// from the function as from the local server: one byte over MaxBody.
+	big := httpEvent("POST", "/v1/flaky-tests/get-test-details", strings.Repeat(" ", api.MaxBody+1), nil)
 	code, got := fns["get-test-details"].invoke(t, big)
 	want := normalize(localInvoke(t, local, "get-test-details", big))
 	if code != 200 || !strings.Contains(string(got), `"statusCode":413`) || !strings.Contains(string(got), "larger than a deployed function can receive") {
-		t.Errorf("6 MB + 1 byte: %d %.300s", code, got)
+		t.Errorf("MaxBody + 1: %d %.300s", code, got)
 	}
 	if diff := cmp.Diff(want, normalize(got)); diff != "" {
-		t.Errorf("6 MB + 1 byte: the function and the local server answer differently:\n%s", diff)
+		t.Errorf("MaxBody + 1: the function and the local server answer differently:\n%s", diff)
+	}
+	// A 6 MB + 1 byte body never reaches a function: the emulator, as
+	// Lambda, reads no more than 6 MiB (and 100 bytes) of an event, and the
+	// function gets a truncated one. Deployed, API Gateway answers such a
+	// request itself. The local server answers it with the 413 sentence.
+	huge := httpEvent("POST", "/v1/flaky-tests/get-test-details", strings.Repeat(" ", 6<<20+1), nil)
+	if _, got := fns["get-test-details"].invoke(t, huge); strings.Contains(string(got), `"statusCode":200`) {
+		t.Errorf("6 MB + 1 byte reached the function whole: %.300s", got)
+	}
+	if got := localInvoke(t, local, "get-test-details", huge); !strings.Contains(string(got), `"statusCode":413`) {
+		t.Errorf("6 MB + 1 byte, local server: %.300s", got)
 	}
 }
 
