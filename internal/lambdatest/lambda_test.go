@@ -498,3 +498,44 @@ func mergeHeaders(a, b map[string]string) map[string]string {
 	}
 	return out
 }
+
+// TestGitHubSecretUnreadable: with the GitHub App's secret unreadable (its
+// grant taken away), the webhook function still starts and serves what
+// needs no GitHub, and answers 503 with a sentence only for a command that
+// must ask GitHub; functions without GitHub access serve as ever.
+func TestGitHubSecretUnreadable(t *testing.T) {
+	t.Parallel()
+	dir := build(t)
+	d := newDeployment(t)
+	w := newWorld(t)
+	env := d.environment(t, w, "github-webhook")
+	// Another key, granted only the webhook secret.
+	env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"], env["AWS_SESSION_TOKEN"] = "AKIDNOGITHUB", "no-github", ""
+	d.sm.AddIdentity(secretsim.Identity{AccessKey: "AKIDNOGITHUB", SecretKey: "no-github"})
+	d.sm.Allow("AKIDNOGITHUB", "secretsmanager:GetSecretValue", d.arns["GitHubWebhookSecret"])
+	hook := start(t, dir, "github-webhook", env)
+	queue := start(t, dir, "get-queue", d.environment(t, w, "get-queue"))
+
+	deliver := func(event, body string) (int, string) {
+		t.Helper()
+		code, out := hook.invoke(t, httpEvent("POST", "/v1/github/webhook", body, mergeHeaders(signed(body), map[string]string{"x-github-event": event, "x-github-delivery": "d-" + event})))
+		if code != 200 {
+			t.Fatalf("the emulator answered %d: %s\n%s", code, out, hook.out)
+		}
+		var resp events.APIGatewayV2HTTPResponse
+		if err := json.Unmarshal(out, &resp); err != nil {
+			t.Fatalf("%s: %s", err, out)
+		}
+		return resp.StatusCode, resp.Body
+	}
+	if code, body := deliver("ping", `{"zen":"Design for failure.","hook_id":1}`); code != 200 {
+		t.Errorf("a ping: %d %s", code, body)
+	}
+	merge := `{"action":"created","issue":{"number":10,"pull_request":{}},"comment":{"id":6,"body":"/trunk merge"},"repository":{"name":"web","full_name":"acme/web","owner":{"login":"acme"}},"sender":{"login":"octocat"}}`
+	if code, body := deliver("issue_comment", merge); code != 503 || !strings.Contains(body, "GitHub did not answer; redeliver the webhook") {
+		t.Errorf("a command with the App's secret unreadable: %d %s", code, body)
+	}
+	if code, out := queue.invoke(t, httpEvent("POST", "/v1/getQueue", `{"repo":{"host":"github.com","owner":"acme","name":"web"},"targetBranch":"main"}`, nil)); code != 200 || !strings.Contains(string(out), `"statusCode":404`) {
+		t.Errorf("get-queue, which has no GitHub access: %d %s", code, out)
+	}
+}
