@@ -27,12 +27,13 @@ type authorization struct {
 	signature                        string
 }
 
-func parseAuthorization(h string) (authorization, error) {
+// parseAuthorization reads the header; problem is AWS's sentence for a
+// malformed one ("" when it is well formed).
+func parseAuthorization(h string) (a authorization, problem string) {
 	rest, ok := strings.CutPrefix(h, sigv4Algorithm+" ")
 	if !ok {
-		return authorization{}, fmt.Errorf("Authorization header requires the %s algorithm", sigv4Algorithm)
+		return authorization{}, "Authorization header requires the " + sigv4Algorithm + " algorithm"
 	}
-	var a authorization
 	var credential, signed string
 	for part := range strings.SplitSeq(rest, ",") {
 		k, v, _ := strings.Cut(strings.TrimSpace(part), "=")
@@ -46,15 +47,15 @@ func parseAuthorization(h string) (authorization, error) {
 		}
 	}
 	if credential == "" || signed == "" || a.signature == "" {
-		return authorization{}, fmt.Errorf("Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters")
+		return authorization{}, "Authorization header requires 'Credential', 'SignedHeaders' and 'Signature' parameters"
 	}
 	scope := strings.Split(credential, "/")
 	if len(scope) != 5 || scope[4] != "aws4_request" {
-		return authorization{}, fmt.Errorf("Credential should be scoped to a valid region, service and aws4_request terminator, got %q", credential)
+		return authorization{}, fmt.Sprintf("Credential should be scoped to a valid region, service and aws4_request terminator, got %q", credential)
 	}
 	a.accessKey, a.date, a.region, a.service = scope[0], scope[1], scope[2], scope[3]
 	a.signedHeaders = strings.Split(signed, ";")
-	return a, nil
+	return a, ""
 }
 
 func (a authorization) scope() string {

@@ -325,9 +325,9 @@ func (s *Server) authenticate(r *http.Request, body []byte) (*identity, *apiErro
 	if h == "" {
 		return nil, errorf("MissingAuthenticationTokenException", "Missing Authentication Token")
 	}
-	a, err := parseAuthorization(h)
-	if err != nil {
-		return nil, errorf("IncompleteSignatureException", "%s", err.Error())
+	a, problem := parseAuthorization(h)
+	if problem != "" {
+		return nil, errorf("IncompleteSignatureException", "%s", problem)
 	}
 	s.mu.Lock()
 	id := s.ids[a.accessKey]
