@@ -55,6 +55,8 @@ func init() {
 		{"queue drain", "", "drain a merge queue: what is testing finishes and merges, nothing new starts", queueDrain},
 		{"queue config get", "", "show a merge queue's settings", queueConfigGet},
 		{"queue config set", "KEY=VALUE...", "change a merge queue's settings: each KEY is a field of updateQueue, as `queue config get` lists them", queueConfigSet},
+		{"github app-manifest", "", "print the GitHub App manifest of a deployment and the address that creates the App from it", githubAppManifest},
+		{"github app-setup", "", "create the deployment's GitHub App from its manifest and store its key and webhook secret in Secrets Manager", githubAppSetup},
 		{"version", "", "print the program's version", version},
 	}
 }

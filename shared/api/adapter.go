@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -69,6 +70,12 @@ func requestFromEvent(ctx context.Context, ev events.APIGatewayV2HTTPRequest) (*
 	if cl, err := strconv.ParseInt(ev.Headers["content-length"], 10, 64); err == nil && cl > req.ContentLength {
 		req.ContentLength = cl
 	}
+	// A body larger in the event than a deployed function can receive is
+	// reported by that size, unread, for the middleware's 413: the same
+	// answer here as wherever such an event still reaches a function.
+	if size := BodySizeInEvent(ev.Body, ev.IsBase64Encoded); size > MaxBody {
+		req.Body, req.ContentLength = http.NoBody, size
+	}
 	req.RemoteAddr = ev.RequestContext.HTTP.SourceIP
 	req.Host = ev.RequestContext.DomainName
 	req.RequestURI = u.RequestURI()
@@ -116,6 +123,25 @@ func (r *recorder) response() events.APIGatewayV2HTTPResponse {
 	return resp
 }
 
+// textMedia reports whether API Gateway passes a body of this Content-Type
+// to a function as text; any other (or none) it base64-encodes. Text is
+// text/* and the JSON, XML and JavaScript types, as its HTTP APIs infer.
+func textMedia(contentType string) bool {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return false
+	}
+	switch {
+	case strings.HasPrefix(mt, "text/"), strings.HasSuffix(mt, "+json"), strings.HasSuffix(mt, "+xml"):
+		return true
+	}
+	switch mt {
+	case "application/json", "application/xml", "application/javascript":
+		return true
+	}
+	return false
+}
+
 // Bridge serves plain HTTP by turning each request into the API Gateway
 // event Lambda would receive and running it through fn. It buffers at most
 // maxBody+1 bytes: a larger body is passed on by its length alone, so the
@@ -153,7 +179,7 @@ func Bridge(fn LambdaHandler, maxBody int64) http.Handler {
 			} else {
 				delete(ev.Headers, "content-length")
 			}
-			if utf8.Valid(body) {
+			if textMedia(r.Header.Get("Content-Type")) && utf8.Valid(body) {
 				ev.Body = string(body)
 			} else {
 				ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true

@@ -19,13 +19,61 @@ import (
 	"github.com/mainguard/mainguard/shared/store/billing"
 )
 
-// MaxBody is the request body limit of the contract: 20 MiB.
-const MaxBody = 20 << 20
+// The request body limit is what a deployed function can receive, not the
+// contract's 20 MiB (a deliberate deviation, docs/api.md section 8):
+//
+//   - Lambda refuses a synchronous invoke whose payload, the API Gateway
+//     event, is over 6 MB, which Lambda counts as 6,291,456 bytes
+//     (LambdaPayload; its RequestEntityTooLargeException says "Request must
+//     be smaller than 6291456 bytes").
+//   - The event carries the request line and headers besides the body. An
+//     HTTP API takes at most 10,240 bytes of request line and header values;
+//     a payload 2.0 event repeats the path, the query and the user agent,
+//     and JSON-escapes every value, so they take at most about 41 KB, and
+//     EventReserve (64 KiB) keeps room for the header names and the event's
+//     own fields too.
+//   - The body is counted as the event carries it (BodySizeInEvent): a text
+//     body JSON-escaped, a body of any other media type base64-encoded,
+//     four bytes for three.
+//
+// So MaxBody, 6,225,920 bytes of body in the event, always reaches a
+// deployed function: 6,225,920 bytes of JSON without quotes or
+// backslashes, 4,669,440 bytes (MaxBinaryBody) of anything else. A larger
+// body gets the 413 below wherever it still reaches a function (and the
+// local server, which enforces the same); one whose event is over 6 MB gets
+// API Gateway's own error, as no function sees it. Bundles go to S3 by
+// their signed address and are not affected.
+const (
+	LambdaPayload = 6 << 20
+	EventReserve  = 64 << 10
+	MaxBody       = LambdaPayload - EventReserve
+	MaxBinaryBody = MaxBody / 4 * 3
+)
 
 // errTooLarge is the one answer to a body over MaxBody, whether its declared
-// length or its reading shows it.
+// length, its reading or its size in the event shows it.
 func errTooLarge() error {
-	return errs.E(errs.TooLarge, "request body is larger than 20 MiB (%d bytes)", MaxBody)
+	return errs.E(errs.TooLarge, "request body is larger than a deployed function can receive: %d bytes as API Gateway passes it on "+
+		"(text JSON-escaped, other media types base64-encoded, so %d bytes of those)", MaxBody, MaxBinaryBody)
+}
+
+// BodySizeInEvent is the size a body takes in the API Gateway event that
+// carries it: base64's four bytes for every three (padded), or the text
+// JSON-escaped (each quote, backslash and control character as its escape).
+func BodySizeInEvent(body string, base64Encoded bool) int64 {
+	if base64Encoded {
+		return int64(len(body))
+	}
+	n := int64(len(body))
+	for i := 0; i < len(body); i++ {
+		switch c := body[i]; {
+		case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+			n++ // a two-character escape
+		case c < 0x20:
+			n += 5 // \u00XX
+		}
+	}
+	return n
 }
 
 // Endpoint is one route of the API, served by one function.
@@ -37,7 +85,10 @@ type Endpoint struct {
 	// LocalOnly endpoints exist only on the local server (the bundle PUT,
 	// which S3 answers when deployed): no function, no route in AWS.
 	LocalOnly bool
-	Handler   http.Handler
+	// MaxBody, when set, replaces the body limit of the functions (the
+	// local bundle PUT, which stands for S3, takes a whole bundle).
+	MaxBody int64
+	Handler http.Handler
 }
 
 // Authenticator resolves an API token to its organization.
@@ -93,10 +144,17 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) erro
 		w.Header().Set("Allow", ep.Method)
 		return errs.E(errs.MethodNotAllowed, "%s %s is not allowed; use %s", r.Method, "/v1"+ep.Path, ep.Method)
 	}
-	if r.ContentLength > MaxBody {
+	limit := int64(MaxBody)
+	if ep.MaxBody > 0 {
+		limit = ep.MaxBody
+	}
+	if r.ContentLength > limit {
+		if ep.MaxBody > 0 {
+			return errs.E(errs.TooLarge, "request body is larger than %d bytes", limit)
+		}
 		return errTooLarge()
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+	r.Body = http.MaxBytesReader(w, r.Body, limit)
 	if ep.Method == http.MethodPost && r.ContentLength != 0 {
 		if ct := r.Header.Get("Content-Type"); ct != "" {
 			mt, _, err := mime.ParseMediaType(ct)

@@ -73,7 +73,7 @@ type Options struct {
 
 // New builds the service.
 func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
-	b, err := lambdafn.NewBase(cfg, lambdafn.Options{DB: opt.DB, Log: opt.Log, Now: opt.Now, NewID: opt.NewID})
+	b, err := lambdafn.NewBase(cfg, lambdafn.Options{DB: opt.DB, Log: opt.Log, Now: opt.Now, NewID: opt.NewID, KeysInTable: true})
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 	}
 	a.Health = healthsvc.New(b.Store, a.Bundles, testview.Viewer{PublicAppURL: cfg.PublicAppURL}, b.Now, b.NewID, b.Log)
 	a.Webhooks = webhooks.NewDeliverer(b.Store, b.Now, b.Log, a.Guard)
-	mq, err := queueapi.New(queueapi.Setup{Config: cfg, Store: b.Store, Now: b.Now, NewID: opt.NewUUID, Log: b.Log, GitHub: opt.GitHub})
+	mq, err := queueapi.New(queueapi.Setup{Config: b.Config, Store: b.Store, Now: b.Now, NewID: opt.NewUUID, Log: b.Log, GitHub: opt.GitHub})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (a *App) bundles(awsCfg *aws.Config) error {
 	if a.Config.BundleBucket == "" {
 		a.Bundles = blobs.Dir{Root: a.Config.BundleDir}
 		local := &uploadapi.LocalUploads{
-			BaseURL: a.Config.PublicAPIURL, Secret: a.Secret("upload-url"),
+			BaseURL: a.Config.PublicAPIURL, Secret: a.Secret(config.SecretUploadURL),
 			Dir: blobs.Dir{Root: a.Config.BundleDir}, Now: a.Now,
 			Ingest: func(ctx context.Context, org, id string) error { return a.Health.Ingest(ctx, org, id) },
 			Refuse: func(ctx context.Context, org, id, reason string) error { return a.Health.Refuse(ctx, org, id, reason) },
@@ -136,7 +136,8 @@ func (a *App) bundles(awsCfg *aws.Config) error {
 		a.Uploads = local
 		// Not a Lambda function: as deployed, S3 takes these requests and
 		// streams them, so the local server does too.
-		a.local = append(a.local, api.Endpoint{Name: "put-bundle", Method: http.MethodPut, Path: uploadapi.PutPath, Public: true, LocalOnly: true, Handler: local.Put()})
+		a.local = append(a.local, api.Endpoint{Name: "put-bundle", Method: http.MethodPut, Path: uploadapi.PutPath, Public: true, LocalOnly: true,
+			MaxBody: uploadapi.MaxBundle, Handler: local.Put()})
 		return nil
 	}
 	if awsCfg == nil {

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -212,7 +213,7 @@ func TestLogLineBillsDynamoDBCalls(t *testing.T) {
 	}
 }
 
-// TestLocalServerRefusesLargeBodiesUnread sends more than 20 MiB to the
+// TestLocalServerRefusesLargeBodiesUnread sends 64 MiB to the
 // local server, declared and chunked, and checks the 413 comes without the
 // server reading more than the limit and one byte of the body.
 func TestLocalServerRefusesLargeBodiesUnread(t *testing.T) {
@@ -378,5 +379,50 @@ func TestUnknownTokenIsRememberedBriefly(t *testing.T) {
 	h.Advance(api.UnknownTTL + time.Second)
 	if n := calls(); n != 1 {
 		t.Errorf("after %v: %v calls, want 1", api.UnknownTTL, n)
+	}
+}
+
+// TestBodyLimitIsLambdas: the local server takes what a deployed function
+// can receive and no more, counted as API Gateway's event carries the body:
+// 6 MB + 1 byte is 413 with the one sentence, MaxBody of plain JSON text is
+// read, JSON with quotes counts them twice, and a body of another media type
+// counts base64's four bytes for three.
+func TestBodyLimitIsLambdas(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	srv := httptest.NewServer(h.app.Mux())
+	defer srv.Close()
+	post := func(body []byte, contentType string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", srv.URL+"/v1/flaky-tests/get-test-details", bytes.NewReader(body))
+		req.Header.Set("x-api-token", h.tokens["{{TOKEN}}"])
+		req.Header.Set("Content-Type", contentType)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		msg, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(msg)
+	}
+	spaces := func(n int) []byte { return bytes.Repeat([]byte(" "), n) }
+	const sentence = "request body is larger than a deployed function can receive: 6225920 bytes as API Gateway passes it on"
+	for _, c := range []struct {
+		name        string
+		body        []byte
+		contentType string
+		want        int
+	}{
+		{"6 MB + 1 byte", spaces(6<<20 + 1), "application/json", 413},
+		{"MaxBody + 1", spaces(api.MaxBody + 1), "application/json", 413},
+		{"MaxBody", spaces(api.MaxBody), "application/json", 400}, // read: not a JSON object
+		{"quotes count twice", append(append([]byte(`"`), bytes.Repeat([]byte(`\"`), api.MaxBody/4)...), '"'), "application/json", 413},
+		{"binary over MaxBinaryBody", spaces(api.MaxBinaryBody + 1), "application/octet-stream", 413},
+		{"binary of MaxBinaryBody", spaces(api.MaxBinaryBody), "application/octet-stream", 415},
+	} {
+		code, msg := post(c.body, c.contentType)
+		if code != c.want || (c.want == 413 && !strings.Contains(msg, sentence)) {
+			t.Errorf("%s: %d %.200s, want %d", c.name, code, msg, c.want)
+		}
 	}
 }

@@ -9,15 +9,13 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/awslabs/goformation/v7"
 	"github.com/awslabs/goformation/v7/cloudformation"
 	cfdynamodb "github.com/awslabs/goformation/v7/cloudformation/dynamodb"
 	"github.com/awslabs/goformation/v7/cloudformation/serverless"
-	"github.com/awslabs/goformation/v7/intrinsics"
 
+	"github.com/mainguard/mainguard/internal/samtemplate"
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
@@ -45,6 +43,36 @@ var readOnlyFunctions = map[string]bool{
 var tablelessFunctions = map[string]bool{
 	"openapi": true, // serves the embedded OpenAPI document
 }
+
+// functionSecrets are the deployment's secrets each function reads, and
+// no others: its environment names each one's ARN (config.SecretVar, a
+// !Ref of the secret's resource) and its policies let it read exactly these
+// (AWSSecretsManagerGetSecretValuePolicy). A function not listed reads
+// none. The functions test (internal/lambdatest) runs every function under
+// Lambda's emulator with these alone. Least-privilege rules for the other
+// resources join this table's neighbours.
+var functionSecrets = map[string][]string{
+	"github-webhook":         {config.SecretGitHubApp, config.SecretGitHubWebhook},
+	"scheduler":              {config.SecretGitHubApp}, // advances the queues
+	"fold-queue-commands":    {config.SecretGitHubApp}, // folds, then advances
+	"update-queue":           {config.SecretGitHubApp}, // advances after a change
+	"web":                    {config.SecretGitHubApp, config.SecretWebSession},
+	"list-quarantined-tests": {config.SecretPageToken},
+	"list-unhealthy-tests":   {config.SecretPageToken},
+	"list-failing-tests":     {config.SecretPageToken},
+}
+
+// secretResources are the template's secret of each name.
+var secretResources = map[string]string{
+	config.SecretGitHubApp:     "GitHubAppSecret",
+	config.SecretGitHubWebhook: "GitHubWebhookSecret",
+	config.SecretPageToken:     "PageTokenSecret",
+	config.SecretWebSession:    "WebSessionSecret",
+}
+
+// secretLooking are words of an environment variable's name that hold a
+// secret's value, not its ARN: no function may have one.
+var secretLooking = regexp.MustCompile(`(?i)(SECRET|PRIVATE|PASSWORD|TOKEN|KEY|PEM|CREDENTIAL)`)
 
 const (
 	templatePath = "../../template.yaml"
@@ -224,6 +252,45 @@ func TestTemplateChecker(t *testing.T) {
 				a := "expires"
 				table(tpl).TimeToLiveSpecification.AttributeName = &a
 			}},
+		{"a secret for every function", "Globals: environment variable GITHUB_APP_SECRET_ARN gives every function",
+			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
+				g, _ := tpl.GetServerlessGlobalFunction()
+				g.Environment.Variables["GITHUB_APP_SECRET_ARN"] = "GitHubAppSecret"
+			}},
+		{"a secret value in the environment", "StatusFunction: environment variable GITHUB_APP_PRIVATE_KEY looks like a secret",
+			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
+				fn(tpl, "StatusFunction").Environment = &serverless.Function_FunctionEnvironment{Variables: map[string]string{"GITHUB_APP_PRIVATE_KEY": "-----BEGIN"}}
+			}},
+		{"a NoEcho parameter", "parameter GitHubApiUrl is NoEcho",
+			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
+				p := tpl.Parameters["GitHubApiUrl"]
+				yes := true
+				p.NoEcho = &yes
+				tpl.Parameters["GitHubApiUrl"] = p
+			}},
+		{"a secret's ARN without the right to read it", "WebFunction: may read the secrets [GitHubAppSecret], want exactly [GitHubAppSecret WebSessionSecret]",
+			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
+				ps := *fn(tpl, "WebFunction").Policies.SAMPolicyTemplateArray
+				*fn(tpl, "WebFunction").Policies.SAMPolicyTemplateArray = slices.DeleteFunc(slices.Clone(ps), func(p serverless.Function_SAMPolicyTemplate) bool {
+					return p.AWSSecretsManagerGetSecretValuePolicy != nil && p.AWSSecretsManagerGetSecretValuePolicy.SecretArn == "WebSessionSecret"
+				})
+			}},
+		{"the right to read a secret the function does not need", "GetQueueFunction: may read the secrets [GitHubAppSecret], want exactly []",
+			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
+				f := fn(tpl, "GetQueueFunction")
+				*f.Policies.SAMPolicyTemplateArray = append(*f.Policies.SAMPolicyTemplateArray, serverless.Function_SAMPolicyTemplate{
+					AWSSecretsManagerGetSecretValuePolicy: &serverless.Function_SecretArnSAMPT{SecretArn: "GitHubAppSecret"}})
+			}},
+		{"a secret's ARN missing", "ListFailingTestsFunction: no PAGE_TOKEN_SECRET_ARN in its environment",
+			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
+				fn(tpl, "ListFailingTestsFunction").Environment = nil
+			}},
+		{"a secret under another name", "PageTokenSecret: Name",
+			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
+				sec, _ := tpl.GetSecretsManagerSecretWithName("PageTokenSecret")
+				n := "page-token"
+				sec.Name = &n
+			}},
 		{"table not retained", "Table: DeletionPolicy",
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
 				table(tpl).AWSCloudFormationDeletionPolicy = ""
@@ -344,6 +411,7 @@ func checkTemplate(tpl *cloudformation.Template, folders []string, endpoints []a
 			}
 		}
 		checkPolicies(id, folder, fn, add)
+		checkSecrets(id, folder, fn, env, add)
 		checkLogGroup(tpl, id, add)
 
 		if kind, ok := lambdafn.EventFunctions[folder]; ok {
@@ -408,6 +476,31 @@ func checkTemplate(tpl *cloudformation.Template, folders []string, endpoints []a
 		}
 	}
 
+	for name := range global.env {
+		if secretLooking.MatchString(name) {
+			add("Globals: environment variable %s gives every function a secret or its ARN; give each function only its own", name)
+		}
+	}
+	for _, name := range sortedKeys(tpl.Parameters) {
+		if p := tpl.Parameters[name]; p.NoEcho != nil && *p.NoEcho {
+			add("template.yaml: parameter %s is NoEcho: a secret passed as a parameter ends in an environment; keep it in Secrets Manager", name)
+		}
+	}
+	secretsByID := tpl.GetAllSecretsManagerSecretResources()
+	for _, name := range config.SecretNames {
+		id := secretResources[name]
+		sec, ok := secretsByID[id]
+		if !ok {
+			add("template.yaml: no AWS::SecretsManager::Secret %s for the %s secret", id, name)
+			continue
+		}
+		// goformation reads the pseudo parameter AWS::StackName as
+		// "goformation-stack".
+		if want := "goformation-stack/" + name; deref(sec.Name) != want {
+			add("%s: Name %q, want !Sub %s (mainguard github app-setup and the README find it by that name)", id, deref(sec.Name), want)
+		}
+	}
+
 	table, err := tpl.GetDynamoDBTableWithName(tableID)
 	if err != nil {
 		add("template.yaml: no AWS::DynamoDB::Table %s", tableID)
@@ -454,6 +547,46 @@ func checkPolicies(id, folder string, fn *serverless.Function, add func(string, 
 		}
 	case !crud:
 		add("%s: writes (not in readOnlyFunctions) but has no DynamoDBCrudPolicy on %s", id, tableID)
+	}
+}
+
+// checkSecrets wants the function's secrets (functionSecrets) named in its
+// environment and readable by its policies, and nothing else secret there.
+func checkSecrets(id, folder string, fn *serverless.Function, env map[string]string, add func(string, ...any)) {
+	wantEnv := map[string]string{}
+	var wantARNs []string
+	for _, name := range functionSecrets[folder] {
+		wantEnv[config.SecretVar(name)] = secretResources[name]
+		wantARNs = append(wantARNs, secretResources[name])
+	}
+	for _, k := range sortedKeys(env) {
+		want, ok := wantEnv[k]
+		switch {
+		case ok && env[k] != want:
+			add("%s: %s is %q, want !Ref %s", id, k, env[k], want)
+		case !ok && strings.HasSuffix(k, "_SECRET_ARN"):
+			add("%s: %s names a secret the function does not read (not in functionSecrets)", id, k)
+		case !ok && secretLooking.MatchString(k):
+			add("%s: environment variable %s looks like a secret; functions read secrets from Secrets Manager by ARN", id, k)
+		}
+	}
+	for _, k := range sortedKeys(wantEnv) {
+		if _, ok := env[k]; !ok {
+			add("%s: no %s in its environment (it reads that secret)", id, k)
+		}
+	}
+	var gotARNs []string
+	if fn.Policies != nil && fn.Policies.SAMPolicyTemplateArray != nil {
+		for _, p := range *fn.Policies.SAMPolicyTemplateArray {
+			if p.AWSSecretsManagerGetSecretValuePolicy != nil {
+				gotARNs = append(gotARNs, p.AWSSecretsManagerGetSecretValuePolicy.SecretArn)
+			}
+		}
+	}
+	slices.Sort(gotARNs)
+	slices.Sort(wantARNs)
+	if !slices.Equal(gotARNs, wantARNs) {
+		add("%s: may read the secrets %v, want exactly %v (functionSecrets)", id, gotARNs, wantARNs)
 	}
 }
 
@@ -557,15 +690,7 @@ func checkTable(table *cfdynamodb.Table, add func(string, ...any)) {
 
 // logicalID is the template's name for a folder's function:
 // get-test-details → GetTestDetailsFunction.
-func logicalID(folder string) string {
-	var b strings.Builder
-	for part := range strings.SplitSeq(folder, "-") {
-		if part != "" {
-			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
-		}
-	}
-	return b.String() + "Function"
-}
+func logicalID(folder string) string { return samtemplate.LogicalID(folder) }
 
 // folderName guesses the folder a logical id stands for, for messages:
 // GetTestDetailsFunction → get-test-details.
@@ -614,68 +739,15 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-var parseMu sync.Mutex
-
-// parseTemplate reads template.yaml. A Ref to a resource reads as the
-// resource's logical id, and a ${Resource} in a Sub stays as written, so the
-// checks can tell what refers to what (goformation alone resolves only
-// parameters and pseudo parameters, and drops the rest).
+// parseTemplate reads template.yaml (samtemplate.Parse: a Ref to a
+// resource reads as its logical id).
 func parseTemplate(tb testing.TB) *cloudformation.Template {
 	tb.Helper()
-	data, err := os.ReadFile(templatePath)
+	tpl, err := samtemplate.Parse(templatePath)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	// goformation registers its YAML tags in a package-level map on every
-	// parse: two parallel tests parsing at once race on it.
-	parseMu.Lock()
-	defer parseMu.Unlock()
-	tpl, err := goformation.ParseYAMLWithOptions(data, &intrinsics.ProcessorOptions{
-		IntrinsicHandlerOverrides: map[string]intrinsics.IntrinsicHandler{
-			"Ref":     refByName,
-			"Fn::Sub": subKeepingResources,
-		},
-	})
-	if err != nil {
-		tb.Fatalf("parse %s: %v", templatePath, err)
-	}
 	return tpl
-}
-
-func refByName(name string, input, template any) any {
-	if v := intrinsics.Ref(name, input, template); v != nil {
-		return v
-	}
-	s, ok := input.(string)
-	if !ok {
-		return nil
-	}
-	if tpl, ok := template.(map[string]any); ok {
-		if res, ok := tpl["Resources"].(map[string]any); ok {
-			if _, ok := res[s]; ok {
-				return s
-			}
-		}
-	}
-	return nil
-}
-
-var subVariable = regexp.MustCompile(`\$\{([.:0-9A-Za-z]+)\}`)
-
-func subKeepingResources(name string, input, template any) any {
-	s, ok := input.(string)
-	if !ok {
-		return intrinsics.FnSub(name, input, template)
-	}
-	return subVariable.ReplaceAllStringFunc(s, func(m string) string {
-		v := m[2 : len(m)-1]
-		if !strings.Contains(v, ".") {
-			if r, ok := intrinsics.Ref("Ref", v, template).(string); ok {
-				return r
-			}
-		}
-		return m
-	})
 }
 
 func functionFolders(tb testing.TB) []string {

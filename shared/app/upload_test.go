@@ -14,10 +14,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/mainguard/mainguard/internal/testkit"
-	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
+	"github.com/mainguard/mainguard/shared/uploadapi"
 )
 
 type createdUpload struct {
@@ -162,7 +162,7 @@ func TestOversizeLocalUploadFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest(http.MethodPut, srv.URL+u.Path+"?"+u.RawQuery, &countingReader{size: api.MaxBody + 1<<20})
+	req, _ := http.NewRequest(http.MethodPut, srv.URL+u.Path+"?"+u.RawQuery, &countingReader{size: uploadapi.MaxBundle + 1<<20})
 	resp, err := http.DefaultClient.Do(req)
 	if err == nil {
 		resp.Body.Close()

@@ -3,6 +3,7 @@
 package config
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -36,21 +37,80 @@ type Config struct {
 	// in /v1, for the local server's signed upload addresses.
 	PublicAPIURL string
 
-	// GitHub, for the merge queue (contract 3.8). Locally a token
-	// (GITHUB_TOKEN); deployed a GitHub App: GITHUB_APP_ID with its PEM
-	// private key in GITHUB_APP_PRIVATE_KEY, or in the Secrets Manager
-	// secret GITHUB_APP_PRIVATE_KEY_SECRET_ARN names.
-	GitHubToken           string
-	GitHubAppID           int64
-	GitHubAppPrivateKey   string
-	GitHubAppKeySecretARN string
-	GitHubAPIURL          string // GITHUB_API_URL: GitHub Enterprise or a test server; empty means api.github.com
+	// GitHub, for the merge queue (contract 3.8). Deployed, a GitHub App
+	// whose id and key are the Secrets Manager secret SecretGitHubApp, and
+	// the webhook secret SecretGitHubWebhook (SecretIDs). Locally (mainguard
+	// serve, never a function's environment) a token (GITHUB_TOKEN), or an
+	// App's GITHUB_APP_ID and PEM key GITHUB_APP_PRIVATE_KEY, and
+	// GITHUB_WEBHOOK_SECRET.
+	GitHubToken         string
+	GitHubAppID         int64
+	GitHubAppPrivateKey string
+	GitHubAPIURL        string // GITHUB_API_URL: GitHub Enterprise or a test server; empty means api.github.com
 	// GitHubWebURL is the web address of that GitHub, where people see its
 	// pull requests and commits: https://github.com, or the one of
 	// GITHUB_API_URL (GitHubWebURLOf).
 	GitHubWebURL           string
 	GitHubWebhookSecret    string // GITHUB_WEBHOOK_SECRET: verifies POST /github/webhook
 	MergeQueueTickPageSize int    // MERGE_QUEUE_PAGE_SIZE: active queues one tick advances (default 25)
+
+	// SecretIDs names, for each deployment secret a function reads, its
+	// ARN or name in Secrets Manager (the variable SecretVar(name)): the
+	// name is not secret, the value is, and only the functions that need a
+	// secret are given its variable and the right to read it.
+	SecretIDs map[string]string
+	// SecretsEndpoint (SECRETSMANAGER_ENDPOINT) is a Secrets Manager
+	// stand-in (tests); empty means AWS.
+	SecretsEndpoint string
+	// Secrets reads the secrets by name: set by lambdafn.NewBase, nil in a
+	// Config FromEnv returns.
+	Secrets SecretReader
+}
+
+// The deployment's secrets, by name. Deployed, each is a Secrets Manager
+// secret of the stack; locally the GitHub ones come from the variables
+// above and the generated keys from the table. A later integration's
+// secret is one more name here and in template.yaml.
+const (
+	// SecretGitHubApp is the GitHub App: JSON with app_id and private_key
+	// (PEM), as mainguard github app-setup stores it (github.AppSecret).
+	SecretGitHubApp = "github-app"
+	// SecretGitHubWebhook signs GitHub's webhook deliveries.
+	SecretGitHubWebhook = "github-webhook"
+	// SecretPageToken signs the page tokens of the test lists.
+	SecretPageToken = "page-token"
+	// SecretWebSession signs the web app's sessions.
+	SecretWebSession = "web-session"
+	// SecretUploadURL signs the local server's upload addresses; deployed,
+	// S3 pre-signs them and no function reads it.
+	SecretUploadURL = "upload-url"
+)
+
+// SecretNames are the secrets a deployed function may be given.
+var SecretNames = []string{SecretGitHubApp, SecretGitHubWebhook, SecretPageToken, SecretWebSession}
+
+// SecretVar is the variable naming a secret's ARN: github-app →
+// GITHUB_APP_SECRET_ARN.
+func SecretVar(name string) string {
+	return strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + "_SECRET_ARN"
+}
+
+// SecretReader reads the deployment's secrets by name.
+type SecretReader interface {
+	// HasSecret reports whether the secret is configured for this copy
+	// (readable or not).
+	HasSecret(name string) bool
+	// Secret is the secret's current value; an errs.Unavailable sentence
+	// when it cannot be read.
+	Secret(ctx context.Context, name string) ([]byte, error)
+	// RenewSecret reads the secret again after a verification with its
+	// value failed; changed reports a new version worth trying.
+	RenewSecret(ctx context.Context, name string) (value []byte, changed bool, err error)
+}
+
+// HasSecret reports whether the named secret is configured.
+func (c Config) HasSecret(name string) bool {
+	return c.Secrets != nil && c.Secrets.HasSecret(name)
 }
 
 // FromEnv reads the configuration through getenv (os.Getenv in a main).
@@ -71,7 +131,6 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	var problems []string
 	c.GitHubToken = getenv("GITHUB_TOKEN")
 	c.GitHubAppPrivateKey = getenv("GITHUB_APP_PRIVATE_KEY")
-	c.GitHubAppKeySecretARN = getenv("GITHUB_APP_PRIVATE_KEY_SECRET_ARN")
 	c.GitHubAPIURL = getenv("GITHUB_API_URL")
 	c.GitHubWebhookSecret = getenv("GITHUB_WEBHOOK_SECRET")
 	if v := getenv("GITHUB_APP_ID"); v != "" {
@@ -81,9 +140,18 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		}
 		c.GitHubAppID = id
 	}
-	if c.GitHubAppID > 0 && c.GitHubAppPrivateKey == "" && c.GitHubAppKeySecretARN == "" {
-		problems = append(problems, "GITHUB_APP_ID needs GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_SECRET_ARN")
+	for _, name := range SecretNames {
+		if id := getenv(SecretVar(name)); id != "" {
+			if c.SecretIDs == nil {
+				c.SecretIDs = map[string]string{}
+			}
+			c.SecretIDs[name] = id
+		}
 	}
+	if c.GitHubAppID > 0 && c.GitHubAppPrivateKey == "" && c.SecretIDs[SecretGitHubApp] == "" {
+		problems = append(problems, "GITHUB_APP_ID needs GITHUB_APP_PRIVATE_KEY, or the secret GITHUB_APP_SECRET_ARN names")
+	}
+	c.SecretsEndpoint = getenv("SECRETSMANAGER_ENDPOINT")
 	if c.GitHubAPIURL != "" && !strings.HasPrefix(c.GitHubAPIURL, "http://") && !strings.HasPrefix(c.GitHubAPIURL, "https://") {
 		problems = append(problems, fmt.Sprintf("GITHUB_API_URL must be an http(s) address, got %q", c.GitHubAPIURL))
 	}
@@ -106,7 +174,7 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	c.RateLimit = num("RATE_LIMIT_RPS", "100", 64)
 	c.RateBurst = int(num("RATE_LIMIT_BURST", "200", 64))
 	c.AuthCacheTTL = time.Duration(num("AUTH_CACHE_SECONDS", "30", 64) * float64(time.Second))
-	if c.Region == "" && (c.DynamoEndpoint != "" || c.S3Endpoint != "") {
+	if c.Region == "" && (c.DynamoEndpoint != "" || c.S3Endpoint != "" || c.SecretsEndpoint != "") {
 		c.Region = "us-east-1"
 	}
 	if c.EnumCase != "upper" && c.EnumCase != "lower" {

@@ -1,6 +1,7 @@
 package github
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/rand"
@@ -14,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	gh "github.com/google/go-github/v92/github"
@@ -25,9 +27,55 @@ type AppCredentials struct {
 	PrivateKey *rsa.PrivateKey
 }
 
+// AppSource yields the App's credentials when a call needs them, so a copy
+// starts without them (they are read from Secrets Manager). renew asks for
+// a fresh read: GitHub refused a JWT signed with the last ones.
+type AppSource func(ctx context.Context, renew bool) (AppCredentials, error)
+
+// AppSecret is the GitHub App as the deployment keeps it (one Secrets
+// Manager secret, JSON): what GitHub's manifest conversion returns, less the
+// webhook secret, which is a secret of its own.
+type AppSecret struct {
+	AppID        int64  `json:"app_id"`
+	Slug         string `json:"slug,omitempty"`
+	ClientID     string `json:"client_id,omitempty"`
+	ClientSecret string `json:"client_secret,omitempty"`
+	PrivateKey   string `json:"private_key"`
+}
+
+// ParseAppSecret reads the App's secret: AppSecret's JSON, or (for an App
+// made by hand) its PEM key alone, with the App id given apart as appID.
+func ParseAppSecret(b []byte, appID int64) (AppCredentials, error) {
+	var s AppSecret
+	if trimmed := bytes.TrimSpace(b); len(trimmed) > 0 && trimmed[0] == '{' {
+		if err := json.Unmarshal(trimmed, &s); err != nil {
+			return AppCredentials{}, errors.New("github: the App secret is not valid JSON")
+		}
+	} else {
+		s = AppSecret{AppID: appID, PrivateKey: string(b)}
+	}
+	if s.AppID <= 0 {
+		return AppCredentials{}, errors.New("github: the App secret has no app_id")
+	}
+	if s.PrivateKey == "" {
+		return AppCredentials{}, errors.New("github: the App secret has no private_key")
+	}
+	key, err := ParsePrivateKey([]byte(s.PrivateKey))
+	if err != nil {
+		return AppCredentials{}, err
+	}
+	return AppCredentials{AppID: s.AppID, PrivateKey: key}, nil
+}
+
 // ParsePrivateKey reads an App's PEM private key, PKCS#1 (what GitHub
-// issues) or PKCS#8.
+// issues) or PKCS#8. A key whose line breaks arrive as the two characters
+// \n (as `sam deploy --parameter-overrides`, a .env file or a JSON string
+// written by hand deliver it) is read as if they were line breaks.
 func ParsePrivateKey(pemBytes []byte) (*rsa.PrivateKey, error) {
+	// A PEM holds no backslash: every \n (and \r) in one is an escaped
+	// line break.
+	pemBytes = bytes.ReplaceAll(pemBytes, []byte(`\r`), nil)
+	pemBytes = bytes.ReplaceAll(pemBytes, []byte(`\n`), []byte("\n"))
 	block, _ := pem.Decode(pemBytes)
 	if block == nil {
 		return nil, errors.New("github: private key is not PEM")
@@ -76,9 +124,12 @@ const tokenMargin = 5 * time.Minute
 // appAuth resolves each repository's installation once and caches its
 // installation token until tokenMargin before expiry.
 type appAuth struct {
-	creds AppCredentials
-	now   func() time.Time
-	api   *gh.Client // authenticated with the app JWT
+	source AppSource
+	now    func() time.Time
+	api    *gh.Client // authenticated with the app JWT
+	// renew asks the source for fresh credentials: GitHub refused the
+	// last JWT (the App's key was rotated).
+	renew atomic.Bool
 
 	mu       sync.Mutex
 	installs map[Repo]int64
@@ -90,11 +141,8 @@ type cachedToken struct {
 	expires time.Time
 }
 
-func newAppAuth(creds AppCredentials, base string, transport http.RoundTripper, timeout time.Duration, now func() time.Time, ua string) (*appAuth, error) {
-	if creds.AppID <= 0 || creds.PrivateKey == nil {
-		return nil, errors.New("github: an app needs an id and a private key")
-	}
-	a := &appAuth{creds: creds, now: now, installs: map[Repo]int64{}, tokens: map[int64]cachedToken{}}
+func newAppAuth(source AppSource, base string, transport http.RoundTripper, timeout time.Duration, now func() time.Time, ua string) (*appAuth, error) {
+	a := &appAuth{source: source, now: now, installs: map[Repo]int64{}, tokens: map[int64]cachedToken{}}
 	api, err := newGH(base, &http.Client{Timeout: timeout, Transport: &jwtTransport{base: transport, a: a}}, ua)
 	if err != nil {
 		return nil, err
@@ -109,13 +157,29 @@ type jwtTransport struct {
 }
 
 func (t *jwtTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	jwt, err := SignAppJWT(t.a.creds.AppID, t.a.creds.PrivateKey, t.a.now())
+	creds, err := t.a.source(req.Context(), t.a.renew.Swap(false))
+	if err != nil {
+		return nil, err
+	}
+	jwt, err := SignAppJWT(creds.AppID, creds.PrivateKey, t.a.now())
 	if err != nil {
 		return nil, err
 	}
 	req = req.Clone(req.Context())
 	req.Header.Set("Authorization", "Bearer "+jwt)
-	return t.base.RoundTrip(req)
+	resp, err := t.base.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusUnauthorized {
+		t.a.renew.Store(true)
+	}
+	return resp, err
+}
+
+// StaticApp is the source of fixed credentials.
+func StaticApp(creds AppCredentials) (AppSource, error) {
+	if creds.AppID <= 0 || creds.PrivateKey == nil {
+		return nil, errors.New("github: an app needs an id and a private key")
+	}
+	return func(context.Context, bool) (AppCredentials, error) { return creds, nil }, nil
 }
 
 // token is called without the lock held across network calls: two callers

@@ -5,7 +5,9 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
+	"strings"
 	"testing"
 	"time"
 
@@ -120,5 +122,63 @@ func TestParsePrivateKey(t *testing.T) {
 	}
 	if _, err := github.ParsePrivateKey([]byte("not a key")); err == nil {
 		t.Error("garbage parsed as a key")
+	}
+}
+
+// TestEscapedKeyAndAppSecret: a key pasted with \n escapes (as sam deploy
+// --parameter-overrides or a hand-written JSON string deliver it) is the
+// same key, in the App's secret as JSON or as a bare PEM with the id apart.
+func TestEscapedKeyAndAppSecret(t *testing.T) {
+	t.Parallel()
+	key := newKey(t)
+	pemText := string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)}))
+	escaped := strings.ReplaceAll(pemText, "\n", `\n`)
+	crlf := strings.ReplaceAll(pemText, "\n", `\r\n`)
+	for name, text := range map[string]string{"escaped": escaped, "escaped crlf": crlf, "plain": pemText} {
+		if got, err := github.ParsePrivateKey([]byte(text)); err != nil || !got.Equal(key) {
+			t.Errorf("%s key: %v", name, err)
+		}
+	}
+	js, _ := json.Marshal(github.AppSecret{AppID: 42, PrivateKey: escaped, ClientID: "Iv1.x"})
+	if c, err := github.ParseAppSecret(js, 0); err != nil || c.AppID != 42 || !c.PrivateKey.Equal(key) {
+		t.Errorf("JSON secret: %+v %v", c, err)
+	}
+	if c, err := github.ParseAppSecret([]byte(pemText), 7); err != nil || c.AppID != 7 {
+		t.Errorf("bare PEM with the id apart: %+v %v", c, err)
+	}
+	for name, bad := range map[string]string{"empty JSON": `{}`, "no key": `{"app_id":1}`, "bare PEM without an id": pemText, "not JSON": `{"app_id":`} {
+		id := int64(0)
+		if _, err := github.ParseAppSecret([]byte(bad), id); err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+}
+
+// TestAppSourceRenewsAfterARefusedJWT: when GitHub refuses the JWT (the
+// App's key was rotated), the next call asks the source for fresh
+// credentials, and succeeds with them.
+func TestAppSourceRenewsAfterARefusedJWT(t *testing.T) {
+	t.Parallel()
+	key := newKey(t)
+	sim, clk, base := appFixture(t, &key.PublicKey)
+	current := newKey(t) // the copy still holds a key GitHub no longer takes
+	var renewals int
+	source := func(_ context.Context, renew bool) (github.AppCredentials, error) {
+		if renew {
+			renewals++
+			current = key
+		}
+		return github.AppCredentials{AppID: 42, PrivateKey: current}, nil
+	}
+	c, err := github.New(github.Config{BaseURL: sim.URL(), AppSource: source, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := c.BranchHead(ctx, repo, "main"); err == nil {
+		t.Fatal("a JWT of the old key was accepted")
+	}
+	if sha, err := c.BranchHead(ctx, repo, "main"); err != nil || sha != base || renewals != 1 {
+		t.Errorf("after the refusal: %s %v, %d renewals", sha, err, renewals)
 	}
 }

@@ -32,8 +32,10 @@ type Config struct {
 	BaseURL string
 	// Token is a static token (GITHUB_TOKEN) for local use.
 	Token string
-	// App authenticates as a GitHub App installed on the repositories.
-	App *AppCredentials
+	// App authenticates as a GitHub App installed on the repositories;
+	// AppSource does too, with credentials read when a call needs them.
+	App       *AppCredentials
+	AppSource AppSource
 	// Timeout bounds each HTTP call; DefaultTimeout when zero.
 	Timeout time.Duration
 	// Transport, when set, carries the requests (tests, proxies).
@@ -88,12 +90,20 @@ func New(cfg Config) (*Client, error) {
 	}
 	c := &Client{now: cfg.Now}
 	switch {
-	case cfg.Token != "" && cfg.App != nil:
+	case cfg.Token != "" && (cfg.App != nil || cfg.AppSource != nil):
 		return nil, errors.New("github: configure a token or an app, not both")
 	case cfg.Token != "":
 		c.auth = staticToken(cfg.Token)
-	case cfg.App != nil:
-		a, err := newAppAuth(*cfg.App, base, transport, cfg.Timeout, cfg.Now, cfg.UserAgent)
+	case cfg.App != nil || cfg.AppSource != nil:
+		source := cfg.AppSource
+		if cfg.App != nil {
+			s, err := StaticApp(*cfg.App)
+			if err != nil {
+				return nil, err
+			}
+			source = s
+		}
+		a, err := newAppAuth(source, base, transport, cfg.Timeout, cfg.Now, cfg.UserAgent)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/mainguard/mainguard/shared/errs"
@@ -41,6 +42,10 @@ const (
 	// queue's comment commands.
 	EventIssueComment = "issue_comment"
 )
+
+// HandledEvents are the kinds the queue reacts to: what the App's manifest
+// subscribes to.
+var HandledEvents = []string{EventPullRequest, EventIssueComment, EventStatus, EventCheckRun, EventCheckSuite, EventPush}
 
 // Event is a webhook delivery reduced to what the queue reacts to. Fields
 // that do not apply to a kind are zero.
@@ -182,9 +187,7 @@ type wireEvent struct {
 // queue does not react to is returned with Ignored set and no error; a
 // malformed body of a kind it reacts to is errs.Invalid.
 func ParseEvent(event string, body []byte) (Event, error) {
-	switch event {
-	case EventPullRequest, EventStatus, EventCheckRun, EventCheckSuite, EventPush, EventIssueComment:
-	default:
+	if !slices.Contains(HandledEvents, event) {
 		return Event{Kind: event, Ignored: true}, nil
 	}
 	var w wireEvent

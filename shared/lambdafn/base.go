@@ -7,8 +7,10 @@
 // only what its endpoint uses. The local server (package app) builds every
 // group from one Base the same way.
 //
-// It imports no endpoint package and no SDK beyond DynamoDB's: whatever it
-// imported would be linked into, and initialised by, every function.
+// It imports no endpoint package and no SDK beyond DynamoDB's and Secrets
+// Manager's (whose client is built only when a secret is first read):
+// whatever it imported would be linked into, and initialised by, every
+// function.
 package lambdafn
 
 import (
@@ -18,7 +20,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -40,8 +41,6 @@ type Base struct {
 	Store  *store.Store
 	// Server is the middleware every request passes.
 	Server *api.Server
-
-	secrets secretCache
 }
 
 // Options override what NewBase would otherwise build; zero values mean
@@ -51,6 +50,12 @@ type Options struct {
 	Log   *slog.Logger
 	Now   func() time.Time
 	NewID func() string
+	// KeysInTable keeps the generated keys (page tokens, sessions, upload
+	// addresses) whose secret the configuration does not name in the
+	// table, made on first use: the local server's way, which has no
+	// Secrets Manager. A function never does: deployed, a key it was not
+	// given is unavailable to it.
+	KeysInTable bool
 }
 
 // NewBase builds the Base of cfg.
@@ -77,6 +82,7 @@ func NewBase(cfg config.Config, opt Options) (*Base, error) {
 		db = &billing.Meter{DB: db, Table: billing.FromCreateTable(store.TableSpec(cfg.TableName))}
 	}
 	b.Store = store.New(db, cfg.TableName, b.Now)
+	b.Config.Secrets = newSecretReader(b.Config, b.Store, b.Now, opt.KeysInTable)
 	b.Server = &api.Server{
 		Auth: &api.CachedAuth{Store: b.Store, TTL: cfg.AuthCacheTTL, Now: b.Now},
 		Log:  b.Log,
@@ -91,34 +97,10 @@ func NewBase(cfg config.Config, opt Options) (*Base, error) {
 	return b, nil
 }
 
-// secretCache keeps the deployment's secrets once read: they never change.
-type secretCache struct {
-	mu     sync.Mutex
-	values map[string][]byte
-}
-
-// Secret returns a reader of the named deployment secret, cached per copy.
+// Secret returns a reader of the named deployment secret (config's
+// Secret* names).
 func (b *Base) Secret(name string) func(ctx context.Context) ([]byte, error) {
-	return func(ctx context.Context) ([]byte, error) {
-		b.secrets.mu.Lock()
-		defer b.secrets.mu.Unlock()
-		if v, ok := b.secrets.values[name]; ok {
-			return v, nil
-		}
-		v, err := b.Store.Secret(ctx, name, func() []byte {
-			s := make([]byte, 32)
-			_, _ = rand.Read(s)
-			return s
-		})
-		if err != nil {
-			return nil, err
-		}
-		if b.secrets.values == nil {
-			b.secrets.values = map[string][]byte{}
-		}
-		b.secrets.values[name] = v
-		return v, nil
-	}
+	return func(ctx context.Context) ([]byte, error) { return b.Config.Secrets.Secret(ctx, name) }
 }
 
 // DynamoClient builds the DynamoDB client: DynamoDB Local when

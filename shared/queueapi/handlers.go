@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/mergequeue"
@@ -32,9 +33,9 @@ type Handlers struct {
 	// EnterpriseHost is the GitHub Enterprise host (from GITHUB_API_URL),
 	// accepted besides github.com; "" for none.
 	EnterpriseHost string
-	// WebhookSecret verifies GitHub's deliveries (GITHUB_WEBHOOK_SECRET);
-	// with none, every delivery is refused.
-	WebhookSecret []byte
+	// Secrets hold the secret config.SecretGitHubWebhook that verifies
+	// GitHub's deliveries; with none configured, every delivery is refused.
+	Secrets config.SecretReader
 
 	cases orgCases
 	perms ttlCache[string] // repository and login → permission (ghcommands.go)

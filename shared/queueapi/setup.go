@@ -22,7 +22,7 @@ func New(s Setup) (*Handlers, error) {
 		Store: s.Store, Driver: d, Now: d.Now, NewID: d.NewID,
 		LowerEnums:     s.Config.EnumCase == "lower",
 		EnterpriseHost: EnterpriseHost(s.Config.GitHubAPIURL),
-		WebhookSecret:  []byte(s.Config.GitHubWebhookSecret),
+		Secrets:        s.Config.Secrets,
 	}, nil
 }
 

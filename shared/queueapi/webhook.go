@@ -1,12 +1,14 @@
 package queueapi
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
 
 	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/mergequeue"
@@ -31,8 +33,8 @@ func (h *Handlers) GitHubWebhook() http.Handler {
 			api.WriteError(w, r, errs.E(errs.Invalid, "request body could not be read"))
 			return
 		}
-		if !github.VerifySignature(h.WebhookSecret, body, r.Header.Get("X-Hub-Signature-256")) {
-			api.WriteError(w, r, errs.E(errs.Unauthorized, "X-Hub-Signature-256 does not match the body"))
+		if err := h.verify(ctx, body, r.Header.Get("X-Hub-Signature-256")); err != nil {
+			api.WriteError(w, r, err)
 			return
 		}
 		ev, err := github.ParseEvent(r.Header.Get("X-GitHub-Event"), body)
@@ -82,6 +84,29 @@ func (h *Handlers) GitHubWebhook() http.Handler {
 		}
 		api.WriteJSON(w, r, http.StatusOK, empty{})
 	})
+}
+
+// verify checks a delivery's signature with the webhook secret; one that
+// does not verify is checked once more with the secret read again, in case
+// it was rotated (config.SecretReader.RenewSecret reads at most once per
+// a while, whatever a sender tries). An unreadable secret is 503: GitHub
+// shows the failed delivery, to redeliver once it is readable.
+func (h *Handlers) verify(ctx context.Context, body []byte, signature string) error {
+	refused := errs.E(errs.Unauthorized, "X-Hub-Signature-256 does not match the body")
+	if h.Secrets == nil || !h.Secrets.HasSecret(config.SecretGitHubWebhook) {
+		return refused
+	}
+	secret, err := h.Secrets.Secret(ctx, config.SecretGitHubWebhook)
+	if err != nil {
+		return err
+	}
+	if github.VerifySignature(secret, body, signature) {
+		return nil
+	}
+	if fresh, changed, err := h.Secrets.RenewSecret(ctx, config.SecretGitHubWebhook); err == nil && changed && github.VerifySignature(fresh, body, signature) {
+		return nil
+	}
+	return refused
 }
 
 // concerns reports whether event ev may move queue q: a pull request

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/repository"
@@ -30,7 +31,7 @@ func New(b *lambdafn.Base) *Handlers {
 	return &Handlers{
 		Store: b.Store, Now: b.Now, NewID: b.NewID,
 		Viewer: testview.Viewer{PublicAppURL: b.Config.PublicAppURL},
-		Secret: b.Secret("page-token"),
+		Secret: b.Secret(config.SecretPageToken),
 	}
 }
 

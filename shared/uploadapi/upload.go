@@ -215,6 +215,10 @@ type LocalUploads struct {
 // PutPath is the route of the local PUT endpoint; the key follows it.
 const PutPath = "/bundles/"
 
+// MaxBundle is the most the local PUT takes: a bundle of the contract's
+// 20 MiB. It stands for S3, so the functions' body limit does not apply.
+const MaxBundle = 20 << 20
+
 func (l *LocalUploads) signature(secret []byte, key string, expires int64) string {
 	mac := hmac.New(sha256.New, secret)
 	mac.Write([]byte("PUT\n" + key + "\n" + strconv.FormatInt(expires, 10)))
@@ -262,7 +266,7 @@ func (l *LocalUploads) Put() http.Handler {
 			api.WriteError(w, r, errs.E(errs.Forbidden, "the upload address has expired"))
 			return
 		}
-		if err := l.Dir.Put(key, r.Body, api.MaxBody); err != nil {
+		if err := l.Dir.Put(key, r.Body, MaxBundle); err != nil {
 			if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) { // the server's own bound on bodies
 				err = errs.E(errs.TooLarge, "the bundle is larger than %d bytes", mbe.Limit)
 			}

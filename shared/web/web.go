@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/healthsvc"
 	"github.com/mainguard/mainguard/shared/lambdafn"
@@ -84,7 +85,7 @@ func New(s Setup) (*Web, error) {
 		Hosts: hosts, GitHubWeb: b.Config.GitHubWebURL, SignInFailures: b.Server.AuthFailures,
 		Auth: &api.CachedAuth{Store: b.Store, TTL: b.Config.AuthCacheTTL, Now: b.Now},
 		sessions: sessions{
-			secret: b.Secret("web-session"),
+			secret: b.Secret(config.SecretWebSession),
 			secure: strings.HasPrefix(b.Config.PublicAppURL, "https://"),
 			now:    b.Now,
 		},

@@ -41,6 +41,8 @@
 //	GET    /repos/{o}/{r}/collaborators/{user}/permission
 //	GET    /repos/{o}/{r}/installation                  (GitHub App JWT)
 //	POST   /app/installations/{id}/access_tokens         (GitHub App JWT)
+//	POST   /app-manifests/{code}/conversions             (manifest.go)
+//	POST   /settings/apps/new, /organizations/{org}/settings/apps/new  (web)
 //
 // and, for a person's browser, plain pages of a repository, a pull request,
 // a commit and a branch at GitHub's web paths (web.go), where the web app's

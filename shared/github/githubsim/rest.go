@@ -58,6 +58,9 @@ func segments(r *http.Request) []string {
 }
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
+	if s.serveManifest(w, r) {
+		return
+	}
 	seg := segments(r)
 	if len(seg) == 4 && seg[0] == "app" && seg[1] == "installations" && seg[3] == "access_tokens" && r.Method == http.MethodPost && s.opts.App != nil {
 		s.handleAccessToken(w, r, seg[2])

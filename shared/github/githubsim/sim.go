@@ -68,6 +68,7 @@ type Server struct {
 	closed   bool
 
 	deliveries deliveryQueue
+	manifests  manifests // Apps created from a manifest (manifest.go)
 }
 
 type repo struct {

@@ -1,12 +1,13 @@
 package driver
 
 import (
+	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -30,8 +31,8 @@ type Setup struct {
 }
 
 // New builds the driver from the configuration: a GitHub client on
-// GITHUB_API_URL with GITHUB_TOKEN, or with the GitHub App of
-// GITHUB_APP_ID and GITHUB_APP_PRIVATE_KEY. With no GitHub credentials the
+// GITHUB_API_URL as a GitHub App (the secret config.SecretGitHubApp), or
+// with a token (GITHUB_TOKEN, locally). With no GitHub credentials the
 // queues still accept work, and every step finds GitHub unavailable.
 func New(s Setup) (*Driver, error) {
 	if s.NewID == nil {
@@ -61,27 +62,54 @@ func New(s Setup) (*Driver, error) {
 }
 
 // Client builds the GitHub client the configuration describes; nil when
-// it names no credentials.
+// it names no credentials. The App's credentials are read when a call
+// first needs them: a copy whose secret is unreadable starts, and only
+// the calls to GitHub are unavailable.
 func Client(cfg config.Config, now func() time.Time) (*github.Client, error) {
 	gc := github.Config{BaseURL: cfg.GitHubAPIURL, Now: now}
 	switch {
-	case cfg.GitHubAppID > 0:
-		if cfg.GitHubAppPrivateKey == "" {
-			// TODO: read the key from Secrets Manager (GITHUB_APP_PRIVATE_KEY_SECRET_ARN)
-			// once its SDK module is in go.mod; until then the key comes from the environment.
-			return nil, errors.New("configuration: GITHUB_APP_PRIVATE_KEY_SECRET_ARN is not read yet; set GITHUB_APP_PRIVATE_KEY")
-		}
-		key, err := github.ParsePrivateKey([]byte(cfg.GitHubAppPrivateKey))
-		if err != nil {
-			return nil, fmt.Errorf("configuration: GITHUB_APP_PRIVATE_KEY: %w", err)
-		}
-		gc.App = &github.AppCredentials{AppID: cfg.GitHubAppID, PrivateKey: key}
+	case cfg.HasSecret(config.SecretGitHubApp):
+		gc.AppSource = appSource(cfg)
 	case cfg.GitHubToken != "":
 		gc.Token = cfg.GitHubToken
 	default:
 		return nil, nil
 	}
 	return github.New(gc)
+}
+
+// appSource reads the App from its secret, parsing the key again only when
+// the secret's value changed.
+func appSource(cfg config.Config) github.AppSource {
+	var (
+		mu    sync.Mutex
+		raw   []byte
+		creds github.AppCredentials
+	)
+	return func(ctx context.Context, renew bool) (github.AppCredentials, error) {
+		var b []byte
+		var err error
+		if renew {
+			b, _, err = cfg.Secrets.RenewSecret(ctx, config.SecretGitHubApp)
+		} else {
+			b, err = cfg.Secrets.Secret(ctx, config.SecretGitHubApp)
+		}
+		if err != nil {
+			return github.AppCredentials{}, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if raw != nil && bytes.Equal(b, raw) {
+			return creds, nil
+		}
+		c, err := github.ParseAppSecret(b, cfg.GitHubAppID)
+		if err != nil {
+			return github.AppCredentials{}, errs.Wrap(errs.Unavailable, err,
+				"the deployment's %s secret holds no usable GitHub App (run mainguard github app-setup)", config.SecretGitHubApp)
+		}
+		raw, creds = b, c
+		return creds, nil
+	}
 }
 
 // Unconfigured is the GitHub of a deployment without credentials: every
