@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -107,37 +108,43 @@ func TestAdministration(t *testing.T) {
 	}
 }
 
+// served is what a `mainguard serve` of a test printed (stdout and
+// stderr), and exited, closed (never drained) when it has returned.
+type served struct {
+	*testkit.SyncBuffer
+	exited chan struct{}
+}
+
 // startServe runs `mainguard serve` until the test ends and returns its
-// base URL and what it printed.
-func startServe(t *testing.T, e map[string]string, args ...string) (string, *testkit.SyncBuffer) {
+// base URL and its output.
+func startServe(t *testing.T, e map[string]string, args ...string) (string, *served) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &testkit.SyncBuffer{}
-	done := make(chan int, 1)
+	out := &served{SyncBuffer: &testkit.SyncBuffer{}, exited: make(chan struct{})}
+	// exited is closed, never drained: the wait below and the cleanup both
+	// see it, and code is read once it is closed.
+	exited := out.exited
+	var code int
+	dir := t.TempDir() // removed after the cleanup below has stopped serve
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--github-sim", "off"}, args...), out, io.Discard, getenvOf(e))
+		defer close(exited)
+		code = run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dir, "--github-sim", "off"}, args...), out, out, getenvOf(e))
+		fmt.Fprintf(out, "[serve returned %d]\n", code)
 	}()
 	t.Cleanup(func() {
 		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve exited with %d", code)
+		testkit.AwaitExit(t, "serve", exited, time.Minute, nil, out.String)
+		select {
+		case <-exited:
+			if code != 0 {
+				t.Errorf("serve exited with %d: %s", code, out)
+			}
+		default:
 		}
 	})
 	re := regexp.MustCompile(`serving (http://\S+/v1)`)
-	// A guard against a hang, not a speed requirement.
-	guard := time.After(5 * time.Minute)
-	for {
-		if m := re.FindStringSubmatch(out.String()); m != nil {
-			return m[1], out
-		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited early with %d: %s", code, out.String())
-		case <-guard:
-			t.Fatalf("serve did not start: %s", out.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	testkit.Await(t, "serve to answer", func() bool { return re.MatchString(out.String()) }, exited, out.String)
+	return re.FindStringSubmatch(out.String())[1], out
 }
 
 func post(t *testing.T, url, token, body string) (int, string) {
