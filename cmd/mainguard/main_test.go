@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
@@ -117,7 +118,7 @@ type served struct {
 
 // startServe runs `mainguard serve` until the test ends and returns its
 // base URL and its output.
-func startServe(t *testing.T, e map[string]string, args ...string) (string, *served) {
+func startServe(t testing.TB, e map[string]string, args ...string) (string, *served) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out := &served{SyncBuffer: &testkit.SyncBuffer{}, exited: make(chan struct{})}
@@ -145,6 +146,34 @@ func startServe(t *testing.T, e map[string]string, args ...string) (string, *ser
 	re := regexp.MustCompile(`serving (http://\S+/v1)`)
 	testkit.Await(t, "serve to answer", func() bool { return re.MatchString(out.String()) }, exited, out.String)
 	return re.FindStringSubmatch(out.String())[1], out
+}
+
+// TestStartServeReportsAnEarlyExit is issue 27's hang: serve ending before
+// it answers (here its address is taken) fails the test at once with
+// serve's own message, and the cleanup does not wait for an exit it has
+// already seen.
+func TestStartServeReportsAnEarlyExit(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	r := &testkit.Recorder{TB: t}
+	start := time.Now()
+	t.Cleanup(func() { // runs after startServe's own cleanup, registered later
+		if _, errs := r.Failures(); len(errs) != 1 || !strings.Contains(errs[0], "serve exited with 1") {
+			t.Errorf("startServe's cleanup reported %q, want the exit code", errs)
+		}
+		if d := time.Since(start); d > time.Minute {
+			t.Errorf("startServe and its cleanup took %s", d)
+		}
+	})
+	r.Do(func() { startServe(r, localEnv(t, nil), "--addr", taken.Addr().String()) })
+	fatal, _ := r.Failures()
+	if want := "cannot serve on " + taken.Addr().String(); !strings.Contains(fatal, want) || !strings.Contains(fatal, "the process ended") {
+		t.Errorf("startServe failed with %q, want serve's own %q", fatal, want)
+	}
 }
 
 func post(t *testing.T, url, token, body string) (int, string) {
