@@ -35,7 +35,9 @@ func TestAwaitReturnsWhatCameBeforeTheEnd(t *testing.T) {
 	close(exited)
 	looks := 0
 	r := &Recorder{TB: t}
-	r.Do(func() { Await(r, "done", func() bool { looks++; return looks > 1 }, exited, func() string { return "" }) })
+	r.Do(func() {
+		Await(r, "done", func() bool { looks++; return looks > 1 }, exited, func() string { return "" })
+	})
 	if fatal, errs := r.Failures(); fatal != "" || len(errs) != 0 || looks != 2 {
 		t.Errorf("got %q %q after %d looks", fatal, errs, looks)
 	}
