@@ -20,53 +20,32 @@ import (
 	"github.com/mainguard/mainguard/shared/store/storetest"
 )
 
-// TestDataSurvivesARestart is what `mainguard serve` relies on: with a data
-// directory, a table created before a stop is there after the next start.
-func TestDataSurvivesARestart(t *testing.T) {
+// TestDataSurvivesRestarts is what `mainguard serve` relies on, with a
+// data directory: a supervised DynamoDB Local killed as a crash would
+// answers again at the same endpoint, with its data; and a table created
+// before a stop is there after the next start. One test, so that the
+// three starts of the JVM are not four.
+func TestDataSurvivesRestarts(t *testing.T) {
 	t.Parallel()
 	// As long as DynamoDB Local takes to start on this machine.
 	ctx := testkit.Context(t)
 	dir := t.TempDir()
-	in, err := dynamolocal.Start(ctx, dynamolocal.Options{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := store.EnsureTable(ctx, storetest.NewClient(in.Endpoint), "kept"); err != nil {
-		in.Stop()
-		t.Fatal(err)
-	}
-	in.Stop()
-	in.Stop() // stopping twice is harmless
-
-	in, err = dynamolocal.Start(ctx, dynamolocal.Options{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Stop()
-	out, err := storetest.NewClient(in.Endpoint).ListTables(ctx, &dynamodb.ListTablesInput{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(out.TableNames) != 1 || out.TableNames[0] != "kept" {
-		t.Errorf("tables after restart: %v", out.TableNames)
-	}
-}
-
-// TestSupervisedRestartsAfterACrash kills a supervised DynamoDB Local as a
-// crash would: it answers again at the same endpoint, with its data.
-func TestSupervisedRestartsAfterACrash(t *testing.T) {
-	t.Parallel()
-	// As long as DynamoDB Local takes to start on this machine.
-	ctx := testkit.Context(t)
 	restarts := make(chan error, 4)
 	var progress testkit.SyncBuffer // the restarts' progress and failures
-	sv, err := dynamolocal.Supervise(ctx, dynamolocal.Options{DataDir: t.TempDir(), Progress: &progress}, func(err error) { restarts <- err })
+	sv, err := dynamolocal.Supervise(ctx, dynamolocal.Options{DataDir: dir, Progress: &progress}, func(err error) { restarts <- err })
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sv.Stop()
-	db := storetest.NewClient(sv.Endpoint)
-	if _, err := store.EnsureTable(ctx, db, "kept"); err != nil {
+	tables := func(endpoint string) []string {
+		t.Helper()
+		out, err := storetest.NewClient(endpoint).ListTables(ctx, &dynamodb.ListTablesInput{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.TableNames
+	}
+	if _, err := store.EnsureTable(ctx, storetest.NewClient(sv.Endpoint), "kept"); err != nil {
 		t.Fatal(err)
 	}
 	sv.Kill()
@@ -75,12 +54,22 @@ func TestSupervisedRestartsAfterACrash(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatalf("not restarted (%v): %s", context.Cause(ctx), progress.String())
 	}
-	out, err := db.ListTables(ctx, &dynamodb.ListTablesInput{})
-	if err != nil || len(out.TableNames) != 1 || out.TableNames[0] != "kept" {
-		t.Errorf("after the restart: %v %v", out, err)
+	if got := tables(sv.Endpoint); len(got) != 1 || got[0] != "kept" {
+		t.Errorf("tables after the crash and restart: %v", got)
 	}
 	sv.Stop()
-	sv.Stop()
+	sv.Stop() // stopping twice is harmless
+
+	in, err := dynamolocal.Start(ctx, dynamolocal.Options{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Stop()
+	if got := tables(in.Endpoint); len(got) != 1 || got[0] != "kept" {
+		t.Errorf("tables after a stop and a start: %v", got)
+	}
+	in.Stop()
+	in.Stop()
 }
 
 // TestBrokenStartFailsFast breaks DynamoDB Local's start as a machine can:
