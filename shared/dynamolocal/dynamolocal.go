@@ -171,7 +171,7 @@ func (in *Instance) wait(ctx context.Context, port int, progress io.Writer) erro
 	client := &http.Client{Timeout: 2 * time.Second}
 	report := time.NewTicker(ProgressEvery)
 	defer report.Stop()
-	poll := time.NewTicker(100 * time.Millisecond)
+	poll := time.NewTicker(200 * time.Millisecond)
 	defer poll.Stop()
 	for {
 		switch ours, others := listeners(in.cmd.Process.Pid, port); {

@@ -61,6 +61,9 @@ func listeners(pid, port int) (ours, others bool) {
 	if !readable {
 		return true, false
 	}
+	if len(inodes) == 0 { // nothing listens yet: no need to look at java's files
+		return false, false
+	}
 	fds, _ := filepath.Glob(fmt.Sprintf("/proc/%d/fd/*", pid))
 	mine := map[string]bool{}
 	for _, fd := range fds {
