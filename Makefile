@@ -49,7 +49,8 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # engine's and driver's own tests run under -race); the limits and
 # hostile-text sweeps call the handlers one after another, and the paths
 # they cross run concurrently in other tests of the race run. A renamed
-# sweep just runs under -race again.
+# sweep just runs under -race again. The two runs go side by side, the
+# sweeps filling the race run's idle moments (ticks, JVM starts).
 SWEEPS = TestBatchingWithBisection TestSameSeedSameResult TestOptimisticMergeProtectsFromFlakes TestFourLanes \
 	TestFlakyRetriesProtectFromKnownFlakes TestFlakesEjectGoodPRs TestPoissonBelowCapacity TestLanesMatchTheModel \
 	TestUnknownFlakesAreNotRetried TestThroughputMatchesTheModel TestNothingFailsEveryRunMerges \
@@ -63,8 +64,8 @@ test: deps promtool chromium
 	@test -z "$$(gofmt -l cmd functions shared internal docs)" || { echo "gofmt needed:"; gofmt -l cmd functions shared internal docs; exit 1; }
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 	$(GO) run $(STATICCHECK) ./...
-	$(GO) run ./internal/withdynamo sh -c '$(GO) test -race -vet=off -count=1 -timeout 20m -skip "$(SWEEPS_RE)" ./... && \
-	  $(GO) test -vet=off -count=1 -timeout 20m -run "$(SWEEPS_RE)" $(SWEEP_PKGS)'
+	$(GO) run ./internal/withdynamo sh -c '$(GO) test -vet=off -count=1 -timeout 20m -run "$(SWEEPS_RE)" $(SWEEP_PKGS) & sweeps=$$!; \
+	  $(GO) test -race -vet=off -count=1 -timeout 20m -skip "$(SWEEPS_RE)" ./...; race=$$?; wait $$sweeps && exit $$race'
 
 # Benchmarks of the request path against DynamoDB Local (see README).
 bench: deps
