@@ -41,12 +41,31 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # gofmt, go.mod tidy, staticcheck. All packages share one DynamoDB Local
 # (internal/withdynamo), each test a fresh table of its own; go test's own
 # vet pass is off because go vet ran over everything first.
+#
+# SWEEPS run in a second go test, without -race: each runs many cases of
+# code that works on one goroutine, for minutes of CPU under the race
+# detector and a fifth of that without, and the detector has nothing to
+# find there. The simulator drives the engine on one goroutine (the
+# engine's and driver's own tests run under -race); the limits and
+# hostile-text sweeps call the handlers one after another, and the paths
+# they cross run concurrently in other tests of the race run. A renamed
+# sweep just runs under -race again. The two runs go side by side, the
+# sweeps filling the race run's idle moments (ticks, JVM starts).
+SWEEPS = TestBatchingWithBisection TestSameSeedSameResult TestOptimisticMergeProtectsFromFlakes TestFourLanes \
+	TestFlakyRetriesProtectFromKnownFlakes TestFlakesEjectGoodPRs TestPoissonBelowCapacity TestLanesMatchTheModel \
+	TestUnknownFlakesAreNotRetried TestThroughputMatchesTheModel TestNothingFailsEveryRunMerges \
+	TestHostileText TestEveryFieldAtItsLimit TestEveryFieldOverItsLimit
+empty :=
+space := $(empty) $(empty)
+SWEEPS_RE = ^($(subst $(space),|,$(strip $(SWEEPS))))$$
+SWEEP_PKGS = ./shared/mergequeue/sim/ ./shared/app/
 test: deps promtool chromium
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l cmd functions shared internal docs)" || { echo "gofmt needed:"; gofmt -l cmd functions shared internal docs; exit 1; }
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 	$(GO) run $(STATICCHECK) ./...
-	$(GO) run ./internal/withdynamo $(GO) test -race -vet=off -count=1 -timeout 20m ./...
+	$(GO) run ./internal/withdynamo sh -c '$(GO) test -vet=off -count=1 -timeout 20m -run "$(SWEEPS_RE)" $(SWEEP_PKGS) & sweeps=$$!; \
+	  $(GO) test -race -vet=off -count=1 -timeout 20m -skip "$(SWEEPS_RE)" ./...; race=$$?; wait $$sweeps && exit $$race'
 
 # Benchmarks of the request path against DynamoDB Local (see README).
 bench: deps

@@ -353,7 +353,7 @@ func TestAntiFlakeRetriesOverHTTP(t *testing.T) {
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	code, metrics = resp.StatusCode, string(raw)
-	if code != 200 || !strings.Contains(metrics, `mq_pr_flaky_retries_1h_total{repo="acme/shop",branch="main",queue_type="main"} 3`) {
+	if code != 200 || !strings.Contains(metrics, `mq_pr_flaky_retries_1h{repo="acme/shop",branch="main",queue_type="main"} 3`) {
 		t.Errorf("metrics: %d\n%s", code, metrics)
 	}
 }

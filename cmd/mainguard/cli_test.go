@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -287,9 +286,13 @@ func TestWebhookListen(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	out := &testkit.SyncBuffer{}
-	done := make(chan int, 1)
+	// exited is closed, never drained: every wait below sees the end.
+	exited := make(chan struct{})
+	var code int
 	go func() {
-		done <- run(context.Background(), []string{"webhook", "listen", "--addr", addr, "--secret", secret, "--count", "1"}, out, io.Discard, getenvOf(nil))
+		defer close(exited)
+		code = run(context.Background(), []string{"webhook", "listen", "--addr", addr, "--secret", secret, "--count", "1"}, out, out, getenvOf(nil))
+		fmt.Fprintf(out, "[listen returned %d]\n", code)
 	}()
 	send := func(secrets []string) int {
 		t.Helper()
@@ -299,20 +302,19 @@ func TestWebhookListen(t *testing.T) {
 			t.Fatal(err)
 		}
 		// The listener may not be listening yet: try until it is (or ends).
-		for {
+		status := 0
+		testkit.Await(t, "listen to answer", func() bool {
 			resp, err := http.DefaultClient.Do(req)
-			if err == nil {
-				resp.Body.Close()
-				return resp.StatusCode
+			if err != nil {
+				req, _ = http.NewRequest(http.MethodPost, "http://"+addr+"/", bytes.NewReader(body))
+				_ = webhooks.SetHeaders(req.Header, secrets, "msg_1", time.Now(), body)
+				return false
 			}
-			select {
-			case code := <-done:
-				t.Fatalf("listen ended with %d: %s", code, out.String())
-			case <-time.After(20 * time.Millisecond):
-			}
-			req, _ = http.NewRequest(http.MethodPost, "http://"+addr+"/", bytes.NewReader(body))
-			_ = webhooks.SetHeaders(req.Header, secrets, "msg_1", time.Now(), body)
-		}
+			resp.Body.Close()
+			status = resp.StatusCode
+			return true
+		}, exited, out.String)
+		return status
 	}
 	if code := send([]string{webhooks.NewSecret()}); code != http.StatusUnauthorized {
 		t.Errorf("another secret: %d", code)
@@ -320,8 +322,13 @@ func TestWebhookListen(t *testing.T) {
 	if code := send([]string{secret}); code != http.StatusNoContent {
 		t.Errorf("signed: %d", code)
 	}
-	if code := <-done; code != 0 {
-		t.Errorf("listen exit %d", code)
+	testkit.AwaitExit(t, "listen --count 1 after its delivery", exited, time.Minute, nil, out.String)
+	select {
+	case <-exited:
+		if code != 0 {
+			t.Errorf("listen exit %d: %s", code, out)
+		}
+	default:
 	}
 	got := out.String()
 	if !strings.Contains(got, "refused a delivery: no signature matches the secret") || !strings.Contains(got, "test_case.ticket_linked msg_1 verified") {

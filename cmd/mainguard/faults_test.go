@@ -85,7 +85,7 @@ func TestKilledServerFinishesItsIngest(t *testing.T) {
 
 	runs := testhealth.UploadRuns{Org: "local", Repo: ref, Upload: created.ID, SHA: sha}
 	var done map[int]bool
-	for deadline := time.Now().Add(5 * time.Minute); len(done) == 0; time.Sleep(20 * time.Millisecond) {
+	testkit.Await(t, "a batch recorded", func() bool {
 		var err error
 		if done, err = st.DoneBatches(context.Background(), runs); err != nil {
 			t.Fatal(err)
@@ -95,10 +95,8 @@ func TestKilledServerFinishesItsIngest(t *testing.T) {
 			t.Fatalf("the PUT ended before the kill (%v): no ingest to interrupt", err)
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no batch recorded: %s", first.out)
-		}
-	}
+		return len(done) > 0
+	}, first.done, first.out.String)
 	java := dynamoLocalPID(t, first.cmd.Process.Pid, dir)
 	if java == 0 {
 		t.Fatal("the server runs no DynamoDB Local")
@@ -119,18 +117,21 @@ func TestKilledServerFinishesItsIngest(t *testing.T) {
 	answered := time.Now()
 	st = second.store(t)
 	var up store.Upload
-	// A guard against a hang, not a speed requirement. That the ingest was
-	// taken over at start, not resumed by a tick once its lease lapsed
-	// (healthsvc.LeaseTTL and store.ResumeGrace later), the log says.
-	for deadline := answered.Add(10 * time.Minute); up.State != store.UploadIngested; time.Sleep(100 * time.Millisecond) {
+	// That the ingest was taken over at start, not resumed by a tick once
+	// its lease lapsed (healthsvc.LeaseTTL and store.ResumeGrace later),
+	// the log says. The wait lasts while batches get done.
+	testkit.Await(t, "the upload INGESTED after the restart", func() bool {
 		var err error
 		if up, err = st.GetUpload(context.Background(), "local", created.ID); err != nil {
 			t.Fatal(err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("upload %s after the restart: %+v\n%s", created.ID, up, second.out)
+		if done, err = st.DoneBatches(context.Background(), runs); err != nil {
+			t.Fatal(err)
 		}
-	}
+		return up.State == store.UploadIngested
+	}, second.done, func() string {
+		return fmt.Sprintf("upload %+v, %d batches done\n%s", up, len(done), second.out)
+	})
 	t.Logf("INGESTED %s (%.1f ticks) after the restarted server answered", time.Since(answered).Round(time.Millisecond), time.Since(answered).Seconds()/faultTick.Seconds())
 	if !strings.Contains(second.out.String(), `"msg":"taking over an interrupted ingest","org":"local","upload":"`+created.ID+`"`) {
 		t.Errorf("the restarted server did not take the ingest over: %s", second.out)
@@ -167,7 +168,7 @@ func TestKilledServerFinishesItsIngest(t *testing.T) {
 func TestStoreKilledUnderTraffic(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	base, _ := startServe(t, map[string]string{"MAINGUARD_BOOTSTRAP_TOKEN": faultToken, "LOG_LEVEL": "error"},
+	base, served := startServe(t, map[string]string{"MAINGUARD_BOOTSTRAP_TOKEN": faultToken, "LOG_LEVEL": "error"},
 		"--data-dir", dir, "--tick", faultTick.String())
 	call := func(path, branch string) (int, string, error) {
 		req, _ := http.NewRequest(http.MethodPost, base+path, strings.NewReader(`{"repo":{"host":"github.com","owner":"acme","name":"web"},"targetBranch":"`+branch+`"}`))
@@ -230,22 +231,21 @@ func TestStoreKilledUnderTraffic(t *testing.T) {
 	halt := sync.OnceFunc(func() { close(stop); <-finished })
 	defer halt()
 	// Until cond holds, or an answer was wrong (failed below); meanwhile
-	// runs before each look.
+	// runs before each look. The wait lasts while answers come or the
+	// server says something (a DynamoDB Local restarting reports its
+	// progress): a restart takes as long as the machine needs.
 	until := func(what string, cond func() bool, meanwhile func()) {
 		t.Helper()
-		// A guard against a hang, not a speed requirement.
-		for deadline := time.Now().Add(3 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		testkit.Await(t, what, func() bool {
 			meanwhile()
 			mu.Lock()
-			done := cond() || len(bad) > 0
-			mu.Unlock()
-			if done {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no %s", what)
-			}
-		}
+			defer mu.Unlock()
+			return cond() || len(bad) > 0
+		}, served.exited, func() string {
+			mu.Lock()
+			defer mu.Unlock()
+			return fmt.Sprintf("%d answers 200, %d answers 503, %d wrong\n%s", ok, unavail, len(bad), served)
+		})
 	}
 	until("traffic", func() bool { return ok >= 20 }, func() {})
 	// The server starts DynamoDB Local again within seconds, about as long
@@ -262,7 +262,7 @@ func TestStoreKilledUnderTraffic(t *testing.T) {
 	until("200s once DynamoDB Local was back", func() bool { return okAfterOutage >= 20 }, func() {})
 	halt()
 	if len(bad) > 0 {
-		t.Fatalf("answers other than 200 or 503 with Retry-After: %d, first %s", len(bad), bad[0])
+		t.Fatalf("answers other than 200 or 503 with Retry-After: %d, first %s\nserver output:\n%s", len(bad), bad[0], served)
 	}
 	t.Logf("DynamoDB Local killed %d time(s); %d answers 200, %d answers 503, %d of the 200s after the first 503", kills, ok, unavail, okAfterOutage)
 	// The data outlived the process: every queue written is there.
@@ -307,27 +307,20 @@ func startServeProcess(t *testing.T, bin, dir string) *serveProcess {
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = p.cmd.Wait(); close(p.done) }()
+	// p.done is closed, never drained, so every wait on it sees the end.
+	go func() {
+		err := p.cmd.Wait()
+		fmt.Fprintf(p.out, "[serve process ended: %v]\n", err)
+		close(p.done)
+	}()
 	t.Cleanup(func() {
 		_ = p.cmd.Process.Signal(syscall.SIGTERM)
-		<-p.done
+		testkit.AwaitExit(t, "serve", p.done, time.Minute, func() { _ = p.cmd.Process.Kill() }, p.out.String)
 	})
 	re := regexp.MustCompile(`serving (http://\S+/v1)`)
-	// A guard against a hang, not a speed requirement.
-	guard := time.After(5 * time.Minute)
-	for {
-		if m := re.FindStringSubmatch(p.out.String()); m != nil {
-			p.base = m[1]
-			return p
-		}
-		select {
-		case <-p.done:
-			t.Fatalf("serve exited early: %s", p.out)
-		case <-guard:
-			t.Fatalf("serve did not start: %s", p.out)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	testkit.Await(t, "serve to answer", func() bool { return re.MatchString(p.out.String()) }, p.done, p.out.String)
+	p.base = re.FindStringSubmatch(p.out.String())[1]
+	return p
 }
 
 // store is the table of the server's DynamoDB Local, found as the
@@ -382,7 +375,7 @@ func (p *serveProcess) kill(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-p.done
+	testkit.AwaitExit(t, "the killed serve", p.done, time.Minute, nil, p.out.String)
 }
 
 // alive reports whether process pid still runs (a zombie does not).

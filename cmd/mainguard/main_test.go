@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"regexp"
@@ -107,36 +109,70 @@ func TestAdministration(t *testing.T) {
 	}
 }
 
+// served is what a `mainguard serve` of a test printed (stdout and
+// stderr), and exited, closed (never drained) when it has returned.
+type served struct {
+	*testkit.SyncBuffer
+	exited chan struct{}
+}
+
 // startServe runs `mainguard serve` until the test ends and returns its
-// base URL and what it printed.
-func startServe(t *testing.T, e map[string]string, args ...string) (string, *testkit.SyncBuffer) {
+// base URL and its output.
+func startServe(t testing.TB, e map[string]string, args ...string) (string, *served) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &testkit.SyncBuffer{}
-	done := make(chan int, 1)
+	out := &served{SyncBuffer: &testkit.SyncBuffer{}, exited: make(chan struct{})}
+	// exited is closed, never drained: the wait below and the cleanup both
+	// see it, and code is read once it is closed.
+	exited := out.exited
+	var code int
+	dir := t.TempDir() // removed after the cleanup below has stopped serve
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--github-sim", "off"}, args...), out, io.Discard, getenvOf(e))
+		defer close(exited)
+		code = run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dir, "--github-sim", "off"}, args...), out, out, getenvOf(e))
+		fmt.Fprintf(out, "[serve returned %d]\n", code)
 	}()
 	t.Cleanup(func() {
 		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve exited with %d", code)
+		testkit.AwaitExit(t, "serve", exited, time.Minute, nil, out.String)
+		select {
+		case <-exited:
+			if code != 0 {
+				t.Errorf("serve exited with %d: %s", code, out)
+			}
+		default:
 		}
 	})
 	re := regexp.MustCompile(`serving (http://\S+/v1)`)
-	// A guard against a hang, not a speed requirement.
-	guard := time.After(5 * time.Minute)
-	for {
-		if m := re.FindStringSubmatch(out.String()); m != nil {
-			return m[1], out
+	testkit.Await(t, "serve to answer", func() bool { return re.MatchString(out.String()) }, exited, out.String)
+	return re.FindStringSubmatch(out.String())[1], out
+}
+
+// TestStartServeReportsAnEarlyExit is issue 27's hang: serve ending before
+// it answers (here its address is taken) fails the test at once with
+// serve's own message, and the cleanup does not wait for an exit it has
+// already seen.
+func TestStartServeReportsAnEarlyExit(t *testing.T) {
+	t.Parallel()
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	r := &testkit.Recorder{TB: t}
+	start := time.Now()
+	t.Cleanup(func() { // runs after startServe's own cleanup, registered later
+		if _, errs := r.Failures(); len(errs) != 1 || !strings.Contains(errs[0], "serve exited with 1") {
+			t.Errorf("startServe's cleanup reported %q, want the exit code", errs)
 		}
-		select {
-		case code := <-done:
-			t.Fatalf("serve exited early with %d: %s", code, out.String())
-		case <-guard:
-			t.Fatalf("serve did not start: %s", out.String())
-		case <-time.After(50 * time.Millisecond):
+		if d := time.Since(start); d > time.Minute {
+			t.Errorf("startServe and its cleanup took %s", d)
 		}
+	})
+	r.Do(func() { startServe(r, localEnv(t, nil), "--addr", taken.Addr().String()) })
+	fatal, _ := r.Failures()
+	if want := "cannot serve on " + taken.Addr().String(); !strings.Contains(fatal, want) || !strings.Contains(fatal, "the process ended") {
+		t.Errorf("startServe failed with %q, want serve's own %q", fatal, want)
 	}
 }
 

@@ -77,7 +77,9 @@ func serve(e *env, args []string) error {
 	// another server may use).
 	ownTable := cfg.DynamoEndpoint == "" && !*inMemory
 	if cfg.DynamoEndpoint == "" {
-		opt := dynamolocal.Options{}
+		// It starts as slowly as the machine makes it; meanwhile the
+		// terminal says so every few seconds.
+		opt := dynamolocal.Options{Progress: e.stderr}
 		if !*inMemory {
 			opt.DataDir = filepath.Join(*dataDir, "dynamodb")
 		}

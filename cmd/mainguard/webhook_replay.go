@@ -20,7 +20,7 @@ func webhookReplay(e *env, args []string) error {
 	if err != nil {
 		return t.failed(err)
 	}
-	fmt.Fprintf(e.stdout, "event %s (%s) of %s queued again (replay %d): every endpoint subscribed to it receives it at the next delivery pass, with the same webhook-id\n",
+	fmt.Fprintf(e.stdout, "event %s (%s) of %s queued again (replay %d): every endpoint subscribed to it that existed when it happened receives it at the next delivery pass, with the same webhook-id\n",
 		ev.ID, ev.Type, *org, ev.Cycle)
 	return nil
 }

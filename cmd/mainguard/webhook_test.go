@@ -13,6 +13,7 @@ import (
 
 	svix "github.com/svix/svix-webhooks/go"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/webhooks"
 )
@@ -268,7 +269,7 @@ func TestWebhookLifecycle(t *testing.T) {
 func TestServeTickerDeliversWebhooks(t *testing.T) {
 	t.Parallel()
 	e := localEnv(t, map[string]string{"MAINGUARD_BOOTSTRAP_TOKEN": "mg_ci_token"})
-	startServe(t, e, "--tick", "50ms")
+	_, served := startServe(t, e, "--tick", "50ms")
 	rc := newHook(t)
 	out, _, code := mg(t, e, "webhook", "add", "--org", "local", "--url", rc.srv.URL)
 	if code != 0 {
@@ -276,12 +277,16 @@ func TestServeTickerDeliversWebhooks(t *testing.T) {
 	}
 	rc.trust(secretRE.FindString(out))
 	enqueueFor(t, e, "local", "msg_served")
-	select {
-	case id := <-rc.arrived:
-		if _, ok := rc.got(); id != "msg_served" || !ok[0] {
-			t.Errorf("delivered %q, verified %v", id, ok)
+	var id string
+	testkit.Await(t, "the ticker to deliver", func() bool {
+		select {
+		case id = <-rc.arrived:
+			return true
+		default:
+			return false
 		}
-	case <-time.After(3 * time.Minute): // a guard against a hang, not a speed requirement
-		t.Fatal("the ticker delivered nothing within 3 minutes")
+	}, served.exited, served.String)
+	if _, ok := rc.got(); id != "msg_served" || !ok[0] {
+		t.Errorf("delivered %q, verified %v", id, ok)
 	}
 }

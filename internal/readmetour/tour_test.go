@@ -3,7 +3,6 @@ package readmetour
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -155,17 +154,22 @@ func TestREADMETour(t *testing.T) {
 	if err := sh.Start(); err != nil {
 		t.Fatal(err)
 	}
-	finished := make(chan error, 1)
-	go func() { finished <- sh.Wait() }()
-	err = nil
-	// A guard against a hang, not a speed requirement: the tour waits on
-	// conditions (a webhook delivered, a merge on main) that the server's
-	// 5-second tick brings about.
-	select {
-	case err = <-finished:
-	case <-time.After(5 * time.Minute):
-		err = fmt.Errorf("the tour did not finish within 5 minutes")
-	}
+	finished := make(chan struct{})
+	go func() { err = sh.Wait(); close(finished) }()
+	// The tour waits on conditions (a webhook delivered, a merge on main)
+	// that the server's 5-second tick brings about: as long as the tour
+	// or the server goes on saying something, however slowly; at once
+	// if the server stops.
+	testkit.Await(t, "the tour to finish", func() bool {
+		select {
+		case <-finished:
+			return true
+		default:
+			return false
+		}
+	}, exited, func() string {
+		return "tour:\n" + tourOut.String() + "\nserver:\n" + serverOut.String()
+	})
 	out := tourOut.String()
 	t.Logf("tour output:\n%s", out)
 	if err != nil {
@@ -263,21 +267,12 @@ func serverArgs(t *testing.T, block string) []string {
 	return strings.Fields(m[1] + m[2] + m[3])
 }
 
-// waitServing waits for the server to say it serves, or to exit.
+// waitServing waits for the server to say it serves, or to exit. It
+// waits as long as the server is starting (DynamoDB Local reports its
+// progress while it loads).
 func waitServing(t *testing.T, out *testkit.SyncBuffer, exited <-chan struct{}) {
 	t.Helper()
-	// A generous guard against a hang, not a speed requirement: DynamoDB
-	// Local usually answers within seconds.
-	guard := time.After(3 * time.Minute)
-	for !strings.Contains(out.String(), "mainguard is serving") {
-		select {
-		case <-exited:
-			t.Fatalf("the server stopped:\n%s", out.String())
-		case <-guard:
-			t.Fatalf("the server did not start:\n%s", out.String())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	testkit.Await(t, "the server to serve", func() bool { return strings.Contains(out.String(), "mainguard is serving") }, exited, out.String)
 }
 
 // cleanEnv is the environment of a newcomer's shell: no mainguard or AWS

@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"syscall"
-	"time"
 
 	"github.com/mainguard/mainguard/shared/dynamolocal"
 )
@@ -31,8 +30,9 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, "usage: withdynamo COMMAND [ARG...]")
 		return 2
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	in, err := dynamolocal.Start(ctx, dynamolocal.Options{})
+	// As long as the JVM needs on a loaded machine, saying so on stderr.
+	ctx, cancel := context.WithTimeout(context.Background(), dynamolocal.HangGuard)
+	in, err := dynamolocal.Start(ctx, dynamolocal.Options{Progress: os.Stderr})
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "withdynamo:", err)

@@ -108,7 +108,7 @@ var (
 	famTesting    = newFamily("mq_testing_slots_active", "PRs currently in TESTING state", dto.MetricType_GAUGE)
 	famConcluded  = newFamily("mq_pr_conclusions_1h_total", "PRs exiting the queue in last hour", dto.MetricType_GAUGE)
 	famRestarts   = newFamily("mq_pr_restarts_1h_total", "PR restarts in last hour", dto.MetricType_GAUGE)
-	famRetries    = newFamily("mq_pr_flaky_retries_1h_total", "PR test runs retried in last hour because their failure was known flaky (or any failure, by policy)", dto.MetricType_GAUGE)
+	famRetries    = newFamily("mq_pr_flaky_retries_1h", "PR test runs retried in last hour because their failure was known flaky (or any failure, by policy)", dto.MetricType_GAUGE)
 	famWait       = newFamily("mq_pr_wait_duration_1h_seconds", "Time PRs concluded in the last hour waited before testing started", dto.MetricType_HISTOGRAM)
 	famTest       = newFamily("mq_pr_test_duration_1h_seconds", "Time PRs concluded in the last hour spent in testing", dto.MetricType_HISTOGRAM)
 	famTimeQueued = newFamily("mq_pr_time_in_queue_1h_seconds", "Time PRs concluded in the last hour spent in the queue, from pending to conclusion", dto.MetricType_HISTOGRAM)

@@ -98,7 +98,7 @@ func TestParseBack(t *testing.T) {
 	wantTypes := map[string]dto.MetricType{
 		"mq_depth_current": dto.MetricType_GAUGE, "mq_awaiting_mergeability": dto.MetricType_GAUGE,
 		"mq_testing_slots_active": dto.MetricType_GAUGE, "mq_pr_conclusions_1h_total": dto.MetricType_GAUGE,
-		"mq_pr_restarts_1h_total": dto.MetricType_GAUGE, "mq_pr_flaky_retries_1h_total": dto.MetricType_GAUGE,
+		"mq_pr_restarts_1h_total": dto.MetricType_GAUGE, "mq_pr_flaky_retries_1h": dto.MetricType_GAUGE,
 		"mq_pr_wait_duration_1h_seconds": dto.MetricType_HISTOGRAM, "mq_pr_test_duration_1h_seconds": dto.MetricType_HISTOGRAM,
 		"mq_pr_time_in_queue_1h_seconds": dto.MetricType_HISTOGRAM,
 	}
@@ -162,7 +162,7 @@ func TestParseBack(t *testing.T) {
 		{"mq_pr_conclusions_1h_total", append(slices.Clone(web), "conclusion", "failed"), 1},
 		{"mq_pr_conclusions_1h_total", append(slices.Clone(web), "conclusion", "cancelled"), 1},
 		{"mq_pr_restarts_1h_total", web, 1},
-		{"mq_pr_flaky_retries_1h_total", web, 1},
+		{"mq_pr_flaky_retries_1h", web, 1},
 		{"mq_pr_wait_duration_1h_seconds", web, 2}, // #1 and #2 were tested
 		{"mq_pr_time_in_queue_1h_seconds", web, 2}, // #3 never queued
 		{"mq_testing_slots_active", []string{"queue_type", "bisection"}, 1},

@@ -52,6 +52,17 @@ func (e WebhookEndpoint) Subscribed(t string) bool {
 	return len(e.EventTypes) == 0 || slices.Contains(e.EventTypes, t)
 }
 
+// Receives reports whether the endpoint is sent ev: it is subscribed to
+// its type and existed when ev happened. As Svix does, an endpoint added
+// after an event was written never receives it, not on a replay either:
+// it subscribed to what happens from then on, not to the outbox's past.
+// Both times come from the clocks of the writers (the endpoint's adder,
+// the change's function), synchronised to well under any gap between a
+// human adding an endpoint and a change that matters to it.
+func (e WebhookEndpoint) Receives(ev Event) bool {
+	return e.Subscribed(ev.Type) && !e.CreatedAt.After(ev.CreatedAt)
+}
+
 // Secrets returns the secrets that sign a delivery at now: the current one,
 // and the previous one while its grace period lasts.
 func (e WebhookEndpoint) Secrets(now time.Time) []string {

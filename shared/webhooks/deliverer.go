@@ -164,7 +164,7 @@ func (d *Deliverer) deliver(ctx context.Context, org string, eps []store.Webhook
 		}
 	}
 	for _, ep := range eps {
-		if !ep.Subscribed(ev.Type) {
+		if !ep.Receives(ev.Event) {
 			continue
 		}
 		st, seen := byEndpoint[ep.ID]

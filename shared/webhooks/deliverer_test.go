@@ -375,3 +375,48 @@ func TestEventWithoutSubscribersIsFinished(t *testing.T) {
 		t.Errorf("run: %+v", rep)
 	}
 }
+
+// TestLaterEndpointGetsOnlyLaterEvents: an event goes to the endpoints
+// that existed when it happened, as with Svix. One added after it was
+// written never receives it, nor its replay, and does not keep it in the
+// outbox; it receives what happens from then on.
+func TestLaterEndpointGetsOnlyLaterEvents(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	early, _ := f.endpoint(t, always(200))
+	f.clk.Set(t0.Add(time.Minute))
+	before := f.event(t, "evt_before", "pull_request.merged")
+	f.clk.Set(t0.Add(2 * time.Minute))
+	late, lateEP := f.endpoint(t, always(200))
+	if !lateEP.CreatedAt.After(before.CreatedAt) {
+		t.Fatalf("endpoint created %v, not after the event's %v", lateEP.CreatedAt, before.CreatedAt)
+	}
+	d := f.deliverer(0)
+	if rep := f.run(t, d, 2*time.Minute); rep.Attempts != 1 || rep.Delivered != 1 || rep.Finished != 1 {
+		t.Errorf("first run: %+v", rep)
+	}
+	checkReceived(t, early, "evt_before", before.Payload, 1)
+	checkReceived(t, late, "", "", 0)
+
+	f.clk.Set(t0.Add(3 * time.Minute))
+	after := f.event(t, "evt_after", "pull_request.merged")
+	if rep := f.run(t, d, 3*time.Minute); rep.Attempts != 2 || rep.Delivered != 2 || rep.Finished != 1 {
+		t.Errorf("second run: %+v", rep)
+	}
+	checkReceived(t, late, "evt_after", after.Payload, 1)
+
+	f.clk.Set(t0.Add(time.Hour))
+	if _, err := f.s.ReplayEvent(bg, "acme", "evt_before"); err != nil {
+		t.Fatal(err)
+	}
+	if rep := f.run(t, d, time.Hour); rep.Attempts != 1 || rep.Finished != 1 {
+		t.Errorf("replay run: %+v", rep)
+	}
+	if got := early.received(); len(got) != 3 || got[2].ID != "evt_before" {
+		t.Errorf("the early endpoint got %+v, want the replay last", got)
+	}
+	checkReceived(t, late, "evt_after", after.Payload, 1)
+	if n := f.pending(t); n != 0 {
+		t.Errorf("%d events still pending", n)
+	}
+}

@@ -26,7 +26,8 @@
 // # Delivery
 //
 // At least once: an event is in the outbox from the transaction that caused
-// it until every subscribed endpoint has acknowledged it (2xx) or been given
+// it until every subscribed endpoint that existed when it happened (one
+// added later never receives it, as with Svix) has acknowledged it (2xx) or been given
 // up on after eight attempts (immediately, then 5 s, 5 min, 30 min, 2 h,
 // 5 h, 10 h and 10 h after each failure). Every attempt carries the event
 // id as webhook-id. An answer of 410 Gone is a failed attempt like any other

@@ -13,13 +13,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// Allowed is the one lint the contract makes unavoidable: its rolling
-// counts are gauges named "_total" (contract 3.9; package queuemetrics'
-// doc.go), and so is our flaky-retry count, named like them.
+// Allowed is the one lint the contract makes unavoidable: its two rolling
+// counts are gauges named "_total", inherited from the public service
+// (contract 3.9; package queuemetrics' doc.go). Our own families follow the
+// conventions (mq_pr_flaky_retries_1h, a gauge, has no "_total").
 var Allowed = []string{
 	`mq_pr_conclusions_1h_total non-counter metrics should not have "_total" suffix`,
 	`mq_pr_restarts_1h_total non-counter metrics should not have "_total" suffix`,
-	`mq_pr_flaky_retries_1h_total non-counter metrics should not have "_total" suffix`,
 }
 
 // Check runs `promtool check metrics` on text and fails tb on any complaint

@@ -29,8 +29,9 @@ var endpoint string
 func Main(m *testing.M) int {
 	endpoint = os.Getenv("DYNAMODB_ENDPOINT")
 	if endpoint == "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-		in, err := dynamolocal.Start(ctx, dynamolocal.Options{})
+		// As long as the JVM needs on a loaded machine, saying so on stderr.
+		ctx, cancel := context.WithTimeout(context.Background(), dynamolocal.HangGuard)
+		in, err := dynamolocal.Start(ctx, dynamolocal.Options{Progress: os.Stderr})
 		cancel()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "storetest:", err)
@@ -71,10 +72,18 @@ func NewTable(tb testing.TB) (*dynamodb.Client, string) {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	name := "t_" + hex.EncodeToString(b[:])
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	// A guard against a hang, not a speed requirement.
+	ctx, cancel := context.WithTimeoutCause(context.Background(), 3*time.Minute,
+		fmt.Errorf("DynamoDB Local at %s did not create a table within 3 minutes", endpoint))
 	defer cancel()
+	fail := func(what string, err error) {
+		if cause := context.Cause(ctx); cause != nil {
+			err = fmt.Errorf("%w (%v)", err, cause)
+		}
+		tb.Fatalf("storetest: %s: %v", what, err)
+	}
 	if _, err := store.EnsureTable(ctx, db, name); err != nil {
-		tb.Fatalf("storetest: %v", err)
+		fail("create table", err)
 	}
 	// Tests run on driven clocks set in the past of the wall clock, where
 	// every ttl the store writes has passed already: DynamoDB Local would
@@ -83,7 +92,7 @@ func NewTable(tb testing.TB) (*dynamodb.Client, string) {
 		TableName:               &name,
 		TimeToLiveSpecification: &types.TimeToLiveSpecification{AttributeName: aws.String(store.AttrTTL), Enabled: aws.Bool(false)},
 	}); err != nil {
-		tb.Fatalf("storetest: turn ttl off: %v", err)
+		fail("turn ttl off", err)
 	}
 	tb.Cleanup(func() {
 		_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: &name})
