@@ -50,6 +50,7 @@ type Client struct {
 	gh   *gh.Client
 	now  func() time.Time
 	auth tokenSource
+	apps appIDs // the Apps behind statuses' bot creators (required.go)
 }
 
 // tokenSource yields the bearer token for calls about one repository.

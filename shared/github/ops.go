@@ -105,45 +105,6 @@ func (c *Client) BranchHead(ctx context.Context, repo Repo, branch string) (stri
 	return ref.GetObject().GetSHA(), nil
 }
 
-// RequiredStatuses returns the status contexts branch protection requires
-// on branch (the union of "contexts" and "checks[].context", in order, each
-// once). An unprotected branch, or one without required checks, has none.
-func (c *Client) RequiredStatuses(ctx context.Context, repo Repo, branch string) ([]string, error) {
-	if err := checkRepo(repo); err != nil {
-		return nil, err
-	}
-	rs, _, err := c.gh.Repositories.GetRequiredStatusChecks(forRepo(ctx, repo), repo.Owner, repo.Name, branch)
-	if errors.Is(err, gh.ErrBranchNotProtected) {
-		return nil, nil
-	}
-	if err != nil {
-		werr := c.wrap(err, "get required status checks of "+branch)
-		if statusIs(werr, http.StatusNotFound) {
-			return nil, nil
-		}
-		return nil, werr
-	}
-	var out []string
-	seen := map[string]bool{}
-	add := func(s string) {
-		if s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	if rs.Contexts != nil {
-		for _, s := range *rs.Contexts {
-			add(s)
-		}
-	}
-	if rs.Checks != nil {
-		for _, ch := range *rs.Checks {
-			add(ch.Context)
-		}
-	}
-	return out, nil
-}
-
 // Head is one pull request to merge into a test branch.
 type Head struct {
 	PR  int

@@ -22,7 +22,8 @@ func TestRetryableClassifiesEachFault(t *testing.T) {
 		{"500", githubsim.FaultServerError, 0, 0},
 		{"502", githubsim.FaultBadGateway, 0, 0},
 		{"primary rate limit 403", githubsim.FaultRateLimit, 90 * time.Second, 90 * time.Second},
-		{"secondary rate limit 429", githubsim.FaultSecondaryRateLimit, 30 * time.Second, 30 * time.Second},
+		{"secondary rate limit 403", githubsim.FaultSecondaryRateLimit, 30 * time.Second, 30 * time.Second},
+		{"secondary rate limit 429", githubsim.FaultSecondaryRateLimit429, 30 * time.Second, 30 * time.Second},
 		{"hang until timeout", githubsim.FaultHang, 0, 0},
 		{"lost response", githubsim.FaultLoseResponse, 0, 0},
 	}

@@ -24,7 +24,7 @@ import (
 type GitHub interface {
 	PullRequest(ctx context.Context, repo github.Repo, number int) (github.PullRequest, error)
 	BranchHead(ctx context.Context, repo github.Repo, branch string) (string, error)
-	RequiredStatuses(ctx context.Context, repo github.Repo, branch string) ([]string, error)
+	RequiredChecks(ctx context.Context, repo github.Repo, branch string) ([]github.RequiredCheck, error)
 	UpToDate(ctx context.Context, repo github.Repo, base, head string) (bool, error)
 	BuildTestBranch(ctx context.Context, repo github.Repo, base string, heads []github.Head, tempBranch, finalBranch string) (string, error)
 	PointTestBranch(ctx context.Context, repo github.Repo, sha, branch string) error
@@ -290,10 +290,10 @@ func unchanged(before, after mergequeue.Snapshot, out mergequeue.Output) bool {
 }
 
 // observe gathers, after the previous effects, only what the step needs:
-// the target head, branch protection when the queue names no required
-// statuses, every submitted PR, and the checks of built runs in progress.
-// Whatever GitHub does not answer is left out: the engine reads absent
-// observations as "nothing new".
+// the target head, the required checks of branch protection and rulesets
+// when the queue names no required statuses, every submitted PR, and the
+// checks of built runs in progress. Whatever GitHub does not answer is
+// left out: the engine reads absent observations as "nothing new".
 func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue.Observations, facts) {
 	s := rec.Snapshot
 	repo := ghRepo(rec.Key.Repo)
@@ -304,11 +304,19 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 	} else {
 		d.noteGitHub(ctx, rec.Key, "read target head", err)
 	}
+	// required binds the checks a branch requires to their Apps: only the
+	// App's own status or check run of that name counts. Without it this
+	// round (GitHub did not answer), checks are not read: another App's
+	// check must not pass a run for want of knowing.
+	var required []github.RequiredCheck
+	knowRequired := true
 	if s.Queue.RequiredStatuses == nil {
-		if ctxs, err := d.GitHub.RequiredStatuses(ctx, repo, s.Queue.Branch); err == nil {
-			obs.BranchProtection = &mergequeue.BranchProtection{Contexts: ctxs}
+		if req, err := d.GitHub.RequiredChecks(ctx, repo, s.Queue.Branch); err == nil {
+			obs.BranchProtection = &mergequeue.BranchProtection{Contexts: github.Contexts(req)}
+			required = req
 		} else {
-			d.noteGitHub(ctx, rec.Key, "read branch protection", err)
+			knowRequired = false
+			d.noteGitHub(ctx, rec.Key, "read the required checks of branch protection and rulesets", err)
 		}
 	}
 	for i := range s.Entries {
@@ -338,7 +346,10 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 			obs.Targets = append(obs.Targets, t)
 		}
 	}
-	obs.Direct = d.direct(ctx, rec, obs)
+	if !knowRequired {
+		return obs, f
+	}
+	obs.Direct = d.direct(ctx, rec, obs, required)
 	for i := range s.Runs {
 		r := &s.Runs[i]
 		if r.Status != mergequeue.RunInProgress || r.HeadSHA == "" {
@@ -349,7 +360,7 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 			d.noteGitHub(ctx, rec.Key, "read checks", err)
 			continue
 		}
-		states, ids := collapse(checks)
+		states, ids := collapse(github.FromRequiredApps(required, checks))
 		obs.Checks = append(obs.Checks, mergequeue.RunChecks{RunID: r.ID, SHA: r.HeadSHA, Checks: states, IDs: ids})
 		raw := make([]store.RunCheck, len(checks))
 		for j, c := range checks {
@@ -362,9 +373,10 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 
 // direct asks GitHub what direct merge needs to know of its candidate
 // (mergequeue.DirectMergeCandidate): whether the PR's head contains the
-// target head just observed, and the checks on its head. Nil when there is
-// no candidate or GitHub did not answer.
-func (d *Driver) direct(ctx context.Context, rec store.QueueRecord, obs mergequeue.Observations) *mergequeue.DirectObservation {
+// target head just observed, and the checks on its head (of the Apps
+// required bind them to). Nil when there is no candidate or GitHub did not
+// answer.
+func (d *Driver) direct(ctx context.Context, rec store.QueueRecord, obs mergequeue.Observations, required []github.RequiredCheck) *mergequeue.DirectObservation {
 	pr, head, ok := mergequeue.DirectMergeCandidate(rec.Snapshot, obs.PRs)
 	if !ok || obs.TargetHeadSHA == "" {
 		return nil
@@ -384,7 +396,7 @@ func (d *Driver) direct(ctx context.Context, rec store.QueueRecord, obs mergeque
 		d.noteGitHub(ctx, rec.Key, "read checks", err)
 		return nil
 	}
-	o.Checks, _ = collapse(checks)
+	o.Checks, _ = collapse(github.FromRequiredApps(required, checks))
 	return o
 }
 
