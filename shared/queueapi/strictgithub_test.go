@@ -172,7 +172,7 @@ func TestNeverMergedWhileGitHubRefuses(t *testing.T) {
 		e.ok("createQueue", q(nil), nil)
 		a := e.openPR("a")
 		e.ok("submitPullRequest", prq(a, nil), nil)
-		e.until(e.testing(a), "a.txt") // CI fails the PR's own head…
+		e.until(e.testing(a), "a.txt")                                                // CI fails the PR's own head…
 		if err := e.CI.Report(repoFull, e.testBranchHead(a), "success"); err != nil { // …and passes its test branch
 			t.Fatal(err)
 		}
