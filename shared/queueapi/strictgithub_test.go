@@ -3,6 +3,7 @@ package queueapi_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -304,4 +305,48 @@ func TestQueueSurvivesSecondaryRateLimits(t *testing.T) {
 		t.Errorf("PR %d's merge asked %d times, want 2 (limited, then merged)", a, n)
 	}
 	e.agreesWithGitHub(a, b)
+}
+
+// A test pull request's title stays within GitHub's 256 characters,
+// whatever the target branch's name (up to 255): GitHub refuses a longer
+// one (422), and CI that runs on pull requests would then never run.
+func TestTestPRTitleFitsGitHubsLimit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nil)
+	branch := "release/" + strings.Repeat("x", 230)
+	if _, err := e.Sim.CreateBranch(repoFull, branch, "main"); err != nil {
+		t.Fatal(err)
+	}
+	e.ok("createQueue", map[string]any{"repo": map[string]string{"host": "github.com", "owner": "acme", "name": "web"}, "targetBranch": branch}, nil)
+	if _, err := e.Sim.CommitFile(repoFull, "a", "a.txt", "a\n", "add a"); err != nil {
+		t.Fatal(err)
+	}
+	n, err := e.Sim.OpenPR(repoFull, "a", branch, "Add a", "dev")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.ok("updateQueue", map[string]any{"repo": map[string]string{"host": "github.com", "owner": "acme", "name": "web"}, "targetBranch": branch,
+		"createPrsForTestingBranches": true, "requiredStatuses": []string{"ci"}}, nil)
+	e.ok("submitPullRequest", map[string]any{"repo": map[string]string{"host": "github.com", "owner": "acme", "name": "web"}, "targetBranch": branch,
+		"pr": map[string]any{"number": n}}, nil)
+	var titles []string
+	for range 5 {
+		e.tick()
+		all, err := e.Sim.PullRequests(repoFull)
+		if err != nil {
+			t.Fatal(err)
+		}
+		titles = titles[:0]
+		for _, p := range all {
+			if strings.HasPrefix(p.HeadRef, "trunk-merge/") {
+				titles = append(titles, p.Title)
+			}
+		}
+		if len(titles) > 0 {
+			break
+		}
+	}
+	if len(titles) != 1 || len([]rune(titles[0])) > 256 || !strings.HasPrefix(titles[0], fmt.Sprintf("[mainguard] test run for #%d into release/xxx", n)) {
+		t.Errorf("test pull requests: %q, want one titled within 256 characters", titles)
+	}
 }
