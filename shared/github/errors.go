@@ -1,6 +1,7 @@
 package github
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -92,7 +94,15 @@ func (c *Client) wrap(err error, what string) error {
 	}
 	var er *gh.ErrorResponse
 	if errors.As(err, &er) {
-		return c.fromStatus(statusOf(er.Response), er.Message, er.Response, what)
+		msg := er.Message
+		for i, e := range er.Errors { // a 422's errors[]: what GitHub refused, for the log
+			sep := "; "
+			if i == 0 {
+				sep = ": "
+			}
+			msg += sep + strings.Trim(e.Resource+"."+e.Field, ".") + " " + cmp.Or(e.Message, e.Code)
+		}
+		return c.fromStatus(statusOf(er.Response), msg, er.Response, what)
 	}
 	var ae *gh.AcceptedError
 	if errors.As(err, &ae) {

@@ -329,14 +329,22 @@ func (c *Client) SetStatus(ctx context.Context, repo Repo, sha, context, state, 
 	default:
 		return errs.E(errs.Invalid, "github: status state %q is not pending, success, failure or error", state)
 	}
-	// GitHub refuses descriptions over 140 characters.
-	if r := []rune(description); len(r) > 140 {
-		description = string(r[:139]) + "…"
-	}
+	// GitHub refuses descriptions over 140 characters and contexts over
+	// 255 (a queue's on a long branch name): cut them, the same way each
+	// time, so that the next status of the context still replaces this one.
+	description, context = cut(description, 140), cut(context, 255)
 	st := gh.RepoStatus{State: new(state), Context: new(context), Description: new(description)}
 	if targetURL != "" {
 		st.TargetURL = new(targetURL)
 	}
 	_, _, err := c.gh.Repositories.CreateStatus(forRepo(ctx, repo), repo.Owner, repo.Name, sha, st)
 	return c.wrap(err, "set status "+context)
+}
+
+// cut shortens s to n characters, its last one an ellipsis.
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

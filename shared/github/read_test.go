@@ -3,6 +3,7 @@ package github_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -322,6 +323,28 @@ func TestSetStatus(t *testing.T) {
 	}
 	if err := f.c.SetStatus(ctx, repo, f.base, name, "done", "", ""); !errs.Is(err, errs.Invalid) {
 		t.Errorf("bad state: got %v, want invalid", err)
+	}
+}
+
+// A status's description and context are cut to GitHub's limits (140 and
+// 255 characters), the same way each time so that a repeated status
+// replaces the last one; GitHub would refuse them whole (422).
+func TestSetStatusWithinGitHubsLimits(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	name := "Trunk Merge Queue (release/" + strings.Repeat("é", 250) + ")"
+	for _, state := range []string{github.StatePending, github.StateFailure} {
+		if err := f.c.SetStatus(ctx, repo, f.base, name, state, strings.Repeat("d", 200), ""); err != nil {
+			t.Fatalf("%s: %v", state, err)
+		}
+	}
+	got, err := f.c.Checks(ctx, repo, f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].State != github.StateFailure || len([]rune(got[0].Name)) != 255 || !strings.HasPrefix(got[0].Name, "Trunk Merge Queue (release/éé") {
+		t.Errorf("statuses: %+v, want one failure, its context cut to 255 characters", got)
 	}
 }
 

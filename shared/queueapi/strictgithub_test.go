@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
 )
 
@@ -348,5 +349,19 @@ func TestTestPRTitleFitsGitHubsLimit(t *testing.T) {
 	}
 	if len(titles) != 1 || len([]rune(titles[0])) > 256 || !strings.HasPrefix(titles[0], fmt.Sprintf("[mainguard] test run for #%d into release/xxx", n)) {
 		t.Errorf("test pull requests: %q, want one titled within 256 characters", titles)
+	}
+	// The queue's commit status on the PR, whose context names the
+	// branch, is within GitHub's 255 characters too.
+	c, err := github.New(github.Config{BaseURL: e.Sim.URL(), Token: "local"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _ := e.Sim.PR(repoFull, n)
+	checks, err := c.Checks(context.Background(), github.Repo{Owner: "acme", Name: "web"}, head.HeadSHA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(checks) != 1 || !strings.HasPrefix(checks[0].Name, "Trunk Merge Queue (release/xxx") || len([]rune(checks[0].Name)) != 255 {
+		t.Errorf("statuses on the PR: %+v, want the queue's, its context cut to 255 characters", checks)
 	}
 }
