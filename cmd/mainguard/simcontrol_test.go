@@ -18,12 +18,7 @@ import (
 // another user is named, and lists a pull request's comments back.
 func TestSimControlComments(t *testing.T) {
 	t.Parallel()
-	sim, err := githubsim.New(t.TempDir(), githubsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
-	h := simControl(sim)
+	sim, h := newSimControl(t)
 	post := func(path, body string) string {
 		t.Helper()
 		w := httptest.NewRecorder()
@@ -51,6 +46,17 @@ func TestSimControlComments(t *testing.T) {
 	}
 }
 
+// newSimControl is a simulated GitHub and its control surface.
+func newSimControl(t *testing.T) (*githubsim.Server, http.Handler) {
+	t.Helper()
+	sim, err := githubsim.New(t.TempDir(), githubsim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sim.Close() })
+	return sim, simControl(sim)
+}
+
 // simGet answers a REST GET of the simulated GitHub, sent as a client
 // does (GitHub refuses a request without a User-Agent).
 func simGet(sim *githubsim.Server, path string) string {
@@ -65,12 +71,7 @@ func simGet(sim *githubsim.Server, path string) string {
 // which GitHub's rules endpoint then lists for the branch.
 func TestSimControlRuleset(t *testing.T) {
 	t.Parallel()
-	sim, err := githubsim.New(t.TempDir(), githubsim.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sim.Close() })
-	h := simControl(sim)
+	sim, h := newSimControl(t)
 	for _, body := range []string{
 		`{"repo":"acme/web","branch":"main"}`,
 		`{"repo":"acme/web","contexts":["ci"],"strict":true}`,

@@ -66,6 +66,21 @@ func (e *env) agreesWithGitHub(prs ...int) {
 	}
 }
 
+// wentStraightThrough fails unless prs merged on main in that order, each
+// with no transition but the straight-through ones, as GitHub agrees.
+func (e *env) wentStraightThrough(prs ...int) {
+	e.tb.Helper()
+	for _, n := range prs {
+		if diff := cmp.Diff(e.transitions(n), straightThrough); diff != "" {
+			e.tb.Errorf("PR %d transitions (-got +want):\n%s", n, diff)
+		}
+	}
+	if diff := cmp.Diff(e.mergedOrder(), prs); diff != "" {
+		e.tb.Errorf("merges (-got +want):\n%s", diff)
+	}
+	e.agreesWithGitHub(prs...)
+}
+
 // ticksWithoutCI ticks n times with no CI reporting, and fails if PR pr
 // leaves state or anything merges on main.
 func (e *env) ticksWithoutCI(n, pr int, state string) {
@@ -115,13 +130,7 @@ func TestRulesetOnlyRepositoryRequiredStatusBlocksThenAllowsMerge(t *testing.T) 
 	}
 
 	e.until(allDone(e, a))
-	if diff := cmp.Diff(e.mergedOrder(), []int{a}); diff != "" {
-		t.Errorf("merges (-got +want):\n%s", diff)
-	}
-	if diff := cmp.Diff(e.transitions(a), straightThrough); diff != "" {
-		t.Errorf("transitions (-got +want):\n%s", diff)
-	}
-	e.agreesWithGitHub(a)
+	e.wentStraightThrough(a)
 }
 
 // A required check bound to an App (GitHub Actions here) is not
@@ -154,10 +163,7 @@ func TestRequiredCheckOfAnotherAppDoesNotPass(t *testing.T) {
 	e.ticksWithoutCI(3, a, "TESTING")
 
 	e.until(allDone(e, a)) // GitHub Actions reports ci
-	if diff := cmp.Diff(e.transitions(a), straightThrough); diff != "" {
-		t.Errorf("transitions (-got +want):\n%s", diff)
-	}
-	e.agreesWithGitHub(a)
+	e.wentStraightThrough(a)
 }
 
 // GitHub refuses to merge a PR whose own head lacks the status branch
@@ -244,15 +250,7 @@ func TestQueueSurvivesMergeableNull(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.until(allDone(e, a, b))
-	for _, n := range []int{a, b} {
-		if diff := cmp.Diff(e.transitions(n), straightThrough); diff != "" {
-			t.Errorf("PR %d transitions (-got +want):\n%s", n, diff)
-		}
-	}
-	if diff := cmp.Diff(e.mergedOrder(), []int{a, b}); diff != "" {
-		t.Errorf("merges (-got +want):\n%s", diff)
-	}
-	e.agreesWithGitHub(a, b)
+	e.wentStraightThrough(a, b)
 }
 
 // GitHub's secondary rate limit (403 with retry-after) on the queue's
@@ -294,14 +292,7 @@ func TestQueueSurvivesSecondaryRateLimits(t *testing.T) {
 	}
 
 	e.until(allDone(e, a, b))
-	for _, n := range []int{a, b} {
-		if diff := cmp.Diff(e.transitions(n), straightThrough); diff != "" {
-			t.Errorf("PR %d transitions (-got +want):\n%s", n, diff)
-		}
-	}
-	if diff := cmp.Diff(e.mergedOrder(), []int{a, b}); diff != "" {
-		t.Errorf("merges (-got +want):\n%s", diff)
-	}
+	e.wentStraightThrough(a, b)
 	if n := e.Sim.RequestCount("PUT", fmt.Sprintf("/repos/acme/web/pulls/%d/merge", a)); n != 2 {
 		t.Errorf("PR %d's merge asked %d times, want 2 (limited, then merged)", a, n)
 	}
