@@ -143,8 +143,12 @@ func decode(w http.ResponseWriter, r *http.Request, v any) bool {
 		writeError(w, 400, "Problems parsing JSON")
 		return false
 	}
-	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) || json.Unmarshal(raw, v) != nil {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
 		notAnObject(w, raw)
+		return false
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		wrongType(w, raw, err)
 		return false
 	}
 	return true

@@ -259,7 +259,7 @@ func requiredJSON(cs []RequiredCheck) ([]string, []obj) {
 	return contexts, checks
 }
 
-// errRulesetDeletion is GitHub's refusal to delete a branch a ruleset
+// msgRulesetDeletion is GitHub's refusal to delete a branch a ruleset
 // protects from deletion.
 const msgRulesetDeletion = "Repository rule violations found\n\nCannot delete this branch\n\n"
 

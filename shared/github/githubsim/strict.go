@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash"
 	"net/http"
@@ -203,6 +204,31 @@ func notAnObject(w http.ResponseWriter, raw []byte) {
 		v = v[:40] + "…"
 	}
 	validation(w, fmt.Sprintf("Invalid request.\n\nFor 'links/0/schema', %s is not an object.", v))
+}
+
+// wrongType is GitHub's 422 for a body whose JSON does not fit the
+// operation's schema: a value of the wrong type, or not an object.
+func wrongType(w http.ResponseWriter, raw []byte, err error) {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		validation(w, fmt.Sprintf("Invalid request.\n\nFor 'properties/%s', %s is not %s.", te.Field, te.Value, article(te.Type.Kind().String())))
+		return
+	}
+	notAnObject(w, raw)
+}
+
+func article(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "slice":
+		return "an array"
+	case "struct", "map":
+		return "an object"
+	}
+	return "a number"
 }
 
 // GitHub's limits on what the client writes.

@@ -295,3 +295,27 @@ func TestWebhookHeaders(t *testing.T) {
 		t.Errorf("events (-got +want):\n%s", diff)
 	}
 }
+
+// A body of the wrong JSON type is GitHub's 422, naming the field when one
+// is of the wrong type; what is not JSON is 400.
+func TestBodiesOfTheWrongType(t *testing.T) {
+	t.Parallel()
+	s := newSim(t, githubsim.Options{})
+	head := must[string](t)(s.BranchHead(fullName, "main"))
+	for _, c := range []struct {
+		body   string
+		status int
+		msg    string
+	}{
+		{`null`, 422, "Invalid request.\n\nFor 'links/0/schema', nil is not an object."},
+		{`[1]`, 422, "Invalid request.\n\nFor 'links/0/schema', [1] is not an object."},
+		{`{"state":5}`, 422, "Invalid request.\n\nFor 'properties/state', number is not a string."},
+		{`{"state":`, 400, "Problems parsing JSON"},
+	} {
+		got := call(t, s, "POST", "/repos/acme/app/statuses/"+head, c.body)
+		body, _ := got.Body.(map[string]any)
+		if got.Status != c.status || body["message"] != c.msg {
+			t.Errorf("%s: %d %q, want %d %q", c.body, got.Status, body["message"], c.status, c.msg)
+		}
+	}
+}

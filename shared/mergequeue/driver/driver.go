@@ -225,6 +225,7 @@ func (d *Driver) Advance(ctx context.Context, k store.QueueKey) error {
 // advance is Advance from rec, with the outcomes of effects performed
 // since rec was saved.
 func (d *Driver) advance(ctx context.Context, rec store.QueueRecord, carry outcomes) error {
+	var req requirements // read once for all rounds: they do not change in a moment
 	for round := 0; round < d.rounds(); round++ {
 		if round > 0 {
 			var err error
@@ -235,7 +236,7 @@ func (d *Driver) advance(ctx context.Context, rec store.QueueRecord, carry outco
 		if !rec.Active() && carry.empty() {
 			return nil
 		}
-		obs, f := d.observe(ctx, rec)
+		obs, f := d.observe(ctx, rec, &req)
 		obs.Builds, obs.Merges, obs.Notified = carry.builds, carry.merges, carry.notified
 		ev, err := d.evidence(ctx, rec)
 		if err != nil {
@@ -289,12 +290,20 @@ func unchanged(before, after mergequeue.Snapshot, out mergequeue.Output) bool {
 		reflect.DeepEqual(before.Queue, after.Queue)
 }
 
+// requirements are the required checks of a queue's branch as one
+// advance read them (its first round that needed them).
+type requirements struct {
+	read   bool
+	checks []github.RequiredCheck
+	err    error
+}
+
 // observe gathers, after the previous effects, only what the step needs:
 // the target head, the required checks of branch protection and rulesets
 // when the queue names no required statuses, every submitted PR, and the
 // checks of built runs in progress. Whatever GitHub does not answer is
 // left out: the engine reads absent observations as "nothing new".
-func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue.Observations, facts) {
+func (d *Driver) observe(ctx context.Context, rec store.QueueRecord, req *requirements) (mergequeue.Observations, facts) {
 	s := rec.Snapshot
 	repo := ghRepo(rec.Key.Repo)
 	var obs mergequeue.Observations
@@ -311,12 +320,18 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 	var required []github.RequiredCheck
 	knowRequired := true
 	if s.Queue.RequiredStatuses == nil {
-		if req, err := d.GitHub.RequiredChecks(ctx, repo, s.Queue.Branch); err == nil {
-			obs.BranchProtection = &mergequeue.BranchProtection{Contexts: github.Contexts(req)}
-			required = req
+		if !req.read {
+			req.checks, req.err = d.GitHub.RequiredChecks(ctx, repo, s.Queue.Branch)
+			req.read = true
+			if req.err != nil {
+				d.noteGitHub(ctx, rec.Key, "read the required checks of branch protection and rulesets", req.err)
+			}
+		}
+		if req.err == nil {
+			obs.BranchProtection = &mergequeue.BranchProtection{Contexts: github.Contexts(req.checks)}
+			required = req.checks
 		} else {
 			knowRequired = false
-			d.noteGitHub(ctx, rec.Key, "read the required checks of branch protection and rulesets", err)
 		}
 	}
 	for i := range s.Entries {
