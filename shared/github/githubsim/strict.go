@@ -27,9 +27,6 @@ import (
 // as on github.com.
 const CIAppID int64 = 15368
 
-// ciLogin is the bot user of the CI App, the creator of its statuses.
-const ciLogin = "github-actions[bot]"
-
 // The rate limits GitHub documents per hour: an authenticated token's
 // (installation tokens start at 5,000) and an unauthenticated client's.
 const (
@@ -64,9 +61,6 @@ type actor struct {
 	login string
 	appID int64
 }
-
-// ciActor is the CI App's bot, the control API's author of statuses.
-var ciActor = actor{login: ciLogin, appID: CIAppID}
 
 // restActor is who REST writes act as: the App's bot through the App's
 // installation token; with a static token, the same login and no App.
