@@ -105,10 +105,15 @@ func (w *queueWorld) step() {
 	}
 }
 
-// submit opens a pull request that adds a file and submits it.
+// submit opens a pull request that adds a file, whose own CI passed (GitHub
+// merges no PR whose head lacks the status main requires), and submits it.
 func (w *queueWorld) submit(name string) int {
 	w.t.Helper()
-	if _, err := w.sim.CommitFile(shopRepo, name, name+".txt", name+"\n", "add "+name); err != nil {
+	sha, err := w.sim.CommitFile(shopRepo, name, name+".txt", name+"\n", "add "+name)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	if err := w.sim.SetStatus(shopRepo, sha, "ci", "success", "", ""); err != nil {
 		w.t.Fatal(err)
 	}
 	n, err := w.sim.OpenPR(shopRepo, name, "main", "Add "+name, "ada")
@@ -116,6 +121,7 @@ func (w *queueWorld) submit(name string) int {
 		w.t.Fatal(err)
 	}
 	w.call("submitPullRequest", map[string]any{"pr": map[string]any{"number": n}})
+	w.step() // GitHub answered the submit's first read of the PR with mergeable null: the next read knows
 	return n
 }
 

@@ -160,13 +160,11 @@ func TestStartServeReportsAnEarlyExit(t *testing.T) {
 	}
 	defer taken.Close()
 	r := &testkit.Recorder{TB: t}
-	start := time.Now()
+	// A cleanup that hung would be caught by go test's deadline, not timed
+	// here: the machine's speed is no part of the behaviour.
 	t.Cleanup(func() { // runs after startServe's own cleanup, registered later
 		if _, errs := r.Failures(); len(errs) != 1 || !strings.Contains(errs[0], "serve exited with 1") {
 			t.Errorf("startServe's cleanup reported %q, want the exit code", errs)
-		}
-		if d := time.Since(start); d > time.Minute {
-			t.Errorf("startServe and its cleanup took %s", d)
 		}
 	})
 	r.Do(func() { startServe(r, localEnv(t, nil), "--addr", taken.Addr().String()) })

@@ -323,7 +323,7 @@ func startGitHubSim(ctx context.Context, addr, dir string, cfg *config.Config, s
 	if cfg.GitHubWebhookSecret == "" {
 		cfg.GitHubWebhookSecret = "local-github-sim"
 	}
-	fmt.Fprintf(stdout, "simulated GitHub at %s (control: POST %s/sim/{repo,pr,push,status,protect,merge,comment,label}, GET %s/sim/{history,comments})\n", base, base, base)
+	fmt.Fprintf(stdout, "simulated GitHub at %s (control: POST %s/sim/{repo,pr,push,status,protect,ruleset,merge,comment,label}, GET %s/sim/{history,comments})\n", base, base, base)
 	return sim, nil
 }
 
@@ -331,6 +331,8 @@ func startGitHubSim(ctx context.Context, addr, dir string, cfg *config.Config, s
 //
 //	POST /sim/repo    {"repo":"acme/web","branch":"main"}
 //	POST /sim/protect {"repo":"acme/web","branch":"main","contexts":["ci"]}
+//	POST /sim/ruleset {"repo":"acme/web" or "org":"acme","branch":"main","contexts":["ci"],"strict":false} → {"id":…}
+//	                  (an active ruleset requiring the contexts on branch, default the default branch)
 //	POST /sim/pr      {"repo":"acme/web","head":"feature","base":"main","title":"…","file":"a.txt","content":"…"} → {"number":1}
 //	POST /sim/push    {"repo":"acme/web","pr":1,"file":"a.txt","content":"…"}
 //	POST /sim/status  {"repo":"acme/web","branch":"trunk-merge/…" or "sha":"…" or "pr":1,"context":"ci","state":"success"}
@@ -362,6 +364,8 @@ func simControl(sim *githubsim.Server) http.Handler {
 		SHA      string   `json:"sha"`
 		Context  string   `json:"context"`
 		State    string   `json:"state"`
+		Org      string   `json:"org"`
+		Strict   bool     `json:"strict"`
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var in req
@@ -388,6 +392,21 @@ func simControl(sim *githubsim.Server) http.Handler {
 			out = map[string]string{"sha": sha}
 		case "/sim/protect":
 			err = sim.SetRequiredStatusChecks(in.Repo, in.Branch, in.Contexts)
+		case "/sim/ruleset":
+			rs := githubsim.Ruleset{Strict: in.Strict}
+			for _, c := range in.Contexts {
+				rs.Checks = append(rs.Checks, githubsim.RequiredCheck{Context: c})
+			}
+			if in.Branch != "" {
+				rs.Include = []string{"refs/heads/" + in.Branch}
+			}
+			var id int64
+			if in.Org != "" {
+				id, err = sim.AddOrgRuleset(in.Org, rs)
+			} else {
+				id, err = sim.AddRuleset(in.Repo, rs)
+			}
+			out = map[string]int64{"id": id}
 		case "/sim/pr":
 			if _, err = sim.CommitFile(in.Repo, in.Head, in.File, in.Content, "change "+in.File); err == nil {
 				var n int

@@ -240,12 +240,21 @@ func shopQueue(t *testing.T, h *harness, sim *githubsim.Server) int {
 	if resp := h.call(t, "submit-pull-request", event("/submitPullRequest", body(map[string]any{"pr": map[string]any{"number": n}}))); resp.StatusCode != 200 {
 		t.Fatalf("submitPullRequest: %d %s", resp.StatusCode, resp.Body)
 	}
+	// GitHub answers the submit's first read of the PR with mergeable
+	// null; the next read knows: the queue takes the PR on then.
+	if err := h.app.MergeQueue.Driver.Advance(context.Background(), shopKey); err != nil {
+		t.Fatal(err)
+	}
 	return n
 }
 
-// shopCI sets "ci" to state on every test branch of acme/shop, then
-// advances the queue a minute later, as a tick would (without the test
-// health sweep a tick also runs, whose events are not this scenario's).
+var shopKey = store.QueueKey{Org: "acme", Repo: repository.Ref{Host: "github.com", Owner: "acme", Name: "shop"}, Branch: "main"}
+
+// shopCI sets "ci" to state on every test branch and PR branch of
+// acme/shop (as CI on pull requests does: GitHub merges none without it),
+// then advances the queue a minute later, as a tick would (without the
+// test health sweep a tick also runs, whose events are not this
+// scenario's).
 func shopCI(t *testing.T, h *harness, sim *githubsim.Server, state string) {
 	t.Helper()
 	branches, err := sim.Branches(shop)
@@ -253,15 +262,14 @@ func shopCI(t *testing.T, h *harness, sim *githubsim.Server, state string) {
 		t.Fatal(err)
 	}
 	for _, b := range branches {
-		if head, err := sim.BranchHead(shop, b); err == nil && strings.HasPrefix(b, "trunk-merge/") {
+		if head, err := sim.BranchHead(shop, b); err == nil && (strings.HasPrefix(b, "trunk-merge/") || b == "feature") {
 			if err := sim.SetStatus(shop, head, "ci", state, "", "https://ci.example/"+head[:7]); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	h.Advance(time.Minute)
-	k := store.QueueKey{Org: "acme", Repo: repository.Ref{Host: "github.com", Owner: "acme", Name: "shop"}, Branch: "main"}
-	if err := h.app.MergeQueue.Driver.Advance(context.Background(), k); err != nil {
+	if err := h.app.MergeQueue.Driver.Advance(context.Background(), shopKey); err != nil {
 		t.Fatal(err)
 	}
 }

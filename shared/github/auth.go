@@ -208,7 +208,10 @@ func (a *appAuth) token(ctx context.Context, repo Repo) (string, error) {
 			return tok.token, nil
 		}
 	}
-	it, _, err := a.api.Apps.CreateInstallationToken(ctx, id, nil)
+	// Empty options, not nil: go-github marshals a nil pointer as the body
+	// "null", which GitHub refuses (422, not an object); {} asks for the
+	// installation's every repository and permission.
+	it, _, err := a.api.Apps.CreateInstallationToken(ctx, id, &gh.InstallationTokenOptions{})
 	if err != nil {
 		return "", err
 	}

@@ -29,11 +29,15 @@ type Check struct {
 	// ID is GitHub's id of the status or check run: a new result on the
 	// same commit has a new one.
 	ID int64
+	// AppID is the GitHub App that provided it: a check run's app, a
+	// status's creator's App when the creator is an App's bot; 0 when
+	// none (a person's token) or none could be told.
+	AppID int64
 }
 
 // Checks lists every commit status (the latest per context, from the
-// combined status) and every check run (the latest per name) on sha,
-// following pagination.
+// combined status) and every check run (the latest per name and App) on
+// sha, following pagination, each with the App that provided it.
 func (c *Client) Checks(ctx context.Context, repo Repo, sha string) ([]Check, error) {
 	if err := checkRepo(repo); err != nil {
 		return nil, err
@@ -47,7 +51,13 @@ func (c *Client) Checks(ctx context.Context, repo Repo, sha string) ([]Check, er
 			return nil, c.wrap(err, "get combined status")
 		}
 		for _, s := range cs.Statuses {
-			out = append(out, Check{Kind: KindStatus, Name: s.GetContext(), State: s.GetState(), URL: s.GetTargetURL(), ID: s.GetID()})
+			var app int64
+			if u := s.GetCreator(); u.GetType() == "Bot" {
+				if app, err = c.botApp(ctx, u.GetLogin()); err != nil {
+					return nil, err
+				}
+			}
+			out = append(out, Check{Kind: KindStatus, Name: s.GetContext(), State: s.GetState(), URL: s.GetTargetURL(), ID: s.GetID(), AppID: app})
 		}
 		if resp.NextPage == 0 {
 			break
@@ -65,7 +75,7 @@ func (c *Client) Checks(ctx context.Context, repo Repo, sha string) ([]Check, er
 			if url == "" {
 				url = r.GetHTMLURL()
 			}
-			out = append(out, Check{Kind: KindCheckRun, Name: r.GetName(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), URL: url, ID: r.GetID()})
+			out = append(out, Check{Kind: KindCheckRun, Name: r.GetName(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), URL: url, ID: r.GetID(), AppID: r.GetApp().GetID()})
 		}
 		if resp.NextPage == 0 {
 			break

@@ -52,6 +52,7 @@ type Client struct {
 	gh   *gh.Client
 	now  func() time.Time
 	auth tokenSource
+	apps appIDs // the Apps behind statuses' bot creators (required.go)
 }
 
 // tokenSource yields the bearer token for calls about one repository.
@@ -113,7 +114,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	client, err := newGH(base, &http.Client{
 		Timeout:   cfg.Timeout,
-		Transport: &authTransport{base: transport, auth: c.auth},
+		Transport: &authTransport{base: transport, auth: c.auth, now: cfg.Now, held: &held{}},
 	}, cfg.UserAgent)
 	if err != nil {
 		return nil, err
@@ -142,10 +143,14 @@ func forRepo(ctx context.Context, repo Repo) context.Context {
 	return context.WithValue(ctx, repoKey{}, repo)
 }
 
-// authTransport adds the bearer token of the call's repository.
+// authTransport adds the bearer token of the call's repository, and keeps
+// calls with a token GitHub rate-limited from reaching GitHub until it
+// said to come back (held).
 type authTransport struct {
 	base http.RoundTripper
 	auth tokenSource
+	now  func() time.Time
+	held *held
 }
 
 func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -157,11 +162,17 @@ func (t *authTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := t.held.check(tok, t.now()); err != nil {
+		return nil, err
+	}
 	req = req.Clone(req.Context())
 	req.Header.Set("Authorization", "Bearer "+tok)
 	resp, err := t.base.RoundTrip(req)
-	if err == nil && resp.StatusCode == http.StatusUnauthorized {
-		t.auth.invalidate(repo)
+	if err == nil {
+		if resp.StatusCode == http.StatusUnauthorized {
+			t.auth.invalidate(repo)
+		}
+		t.held.observe(tok, resp, t.now())
 	}
 	return resp, err
 }

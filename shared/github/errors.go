@@ -1,6 +1,7 @@
 package github
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -66,6 +69,11 @@ func (c *Client) wrap(err error, what string) error {
 	if errors.Is(err, context.Canceled) {
 		return errs.Wrap(errs.Unavailable, err, "github: %s: cancelled", what)
 	}
+	var h *heldError
+	if errors.As(err, &h) {
+		return errs.Wrap(errs.Unavailable, &APIError{Message: h.Error(), Retry: true, RetryAfter: max(h.until.Sub(c.now()), 0)},
+			"github: %s: rate limited, not calling GitHub before %s", what, h.until.UTC().Format(time.RFC3339))
+	}
 	var rl *gh.RateLimitError
 	if errors.As(err, &rl) {
 		wait := max(rl.Rate.Reset.Time.Sub(c.now()), 0)
@@ -86,7 +94,15 @@ func (c *Client) wrap(err error, what string) error {
 	}
 	var er *gh.ErrorResponse
 	if errors.As(err, &er) {
-		return c.fromStatus(statusOf(er.Response), er.Message, er.Response, what)
+		msg := er.Message
+		for i, e := range er.Errors { // a 422's errors[]: what GitHub refused, for the log
+			sep := "; "
+			if i == 0 {
+				sep = ": "
+			}
+			msg += sep + strings.Trim(e.Resource+"."+e.Field, ".") + " " + cmp.Or(e.Message, e.Code)
+		}
+		return c.fromStatus(statusOf(er.Response), msg, er.Response, what)
 	}
 	var ae *gh.AcceptedError
 	if errors.As(err, &ae) {
@@ -168,4 +184,63 @@ func Retryable(err error) (retry bool, after time.Duration) {
 		return true, 0
 	}
 	return errs.Is(err, errs.Unavailable), 0
+}
+
+// held remembers, per token, until when GitHub asked not to be called: a
+// rate limit's reset (primary) or its retry-after (secondary). A call
+// before then fails at once with a retryable error and never reaches
+// GitHub, which warns that calling on while limited may get an
+// integration banned; every queue of the token waits, not only the one
+// whose call was refused.
+type held struct {
+	mu    sync.Mutex
+	until map[string]time.Time // token →
+}
+
+// heldError is a call kept from GitHub by held.
+type heldError struct{ until time.Time }
+
+func (e *heldError) Error() string {
+	return "rate limited until " + e.until.UTC().Format(time.RFC3339)
+}
+
+// check refuses a call with tok before the time GitHub named.
+func (h *held) check(tok string, now time.Time) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	until, ok := h.until[tok]
+	switch {
+	case !ok:
+		return nil
+	case now.Before(until):
+		return &heldError{until: until}
+	}
+	delete(h.until, tok)
+	return nil
+}
+
+// observe holds tok when resp is a rate limit: a 403 or 429 with a
+// retry-after (secondary; GitHub may send it with the primary too), or
+// with no request left before x-ratelimit-reset (primary).
+func (h *held) observe(tok string, resp *http.Response, now time.Time) {
+	if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusTooManyRequests {
+		return
+	}
+	var until time.Time
+	if ra := retryAfterHeader(resp); ra > 0 {
+		until = now.Add(ra)
+	} else if resp.Header.Get("X-RateLimit-Remaining") == "0" {
+		if reset, err := strconv.ParseInt(resp.Header.Get("X-RateLimit-Reset"), 10, 64); err == nil {
+			until = time.Unix(reset, 0)
+		}
+	}
+	if !until.After(now) {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.until == nil {
+		h.until = map[string]time.Time{}
+	}
+	h.until[tok] = until
 }

@@ -105,45 +105,6 @@ func (c *Client) BranchHead(ctx context.Context, repo Repo, branch string) (stri
 	return ref.GetObject().GetSHA(), nil
 }
 
-// RequiredStatuses returns the status contexts branch protection requires
-// on branch (the union of "contexts" and "checks[].context", in order, each
-// once). An unprotected branch, or one without required checks, has none.
-func (c *Client) RequiredStatuses(ctx context.Context, repo Repo, branch string) ([]string, error) {
-	if err := checkRepo(repo); err != nil {
-		return nil, err
-	}
-	rs, _, err := c.gh.Repositories.GetRequiredStatusChecks(forRepo(ctx, repo), repo.Owner, repo.Name, branch)
-	if errors.Is(err, gh.ErrBranchNotProtected) {
-		return nil, nil
-	}
-	if err != nil {
-		werr := c.wrap(err, "get required status checks of "+branch)
-		if statusIs(werr, http.StatusNotFound) {
-			return nil, nil
-		}
-		return nil, werr
-	}
-	var out []string
-	seen := map[string]bool{}
-	add := func(s string) {
-		if s != "" && !seen[s] {
-			seen[s] = true
-			out = append(out, s)
-		}
-	}
-	if rs.Contexts != nil {
-		for _, s := range *rs.Contexts {
-			add(s)
-		}
-	}
-	if rs.Checks != nil {
-		for _, ch := range *rs.Checks {
-			add(ch.Context)
-		}
-	}
-	return out, nil
-}
-
 // Head is one pull request to merge into a test branch.
 type Head struct {
 	PR  int
@@ -368,14 +329,22 @@ func (c *Client) SetStatus(ctx context.Context, repo Repo, sha, context, state, 
 	default:
 		return errs.E(errs.Invalid, "github: status state %q is not pending, success, failure or error", state)
 	}
-	// GitHub refuses descriptions over 140 characters.
-	if r := []rune(description); len(r) > 140 {
-		description = string(r[:139]) + "…"
-	}
+	// GitHub refuses descriptions over 140 characters and contexts over
+	// 255 (a queue's on a long branch name): cut them, the same way each
+	// time, so that the next status of the context still replaces this one.
+	description, context = cut(description, 140), cut(context, 255)
 	st := gh.RepoStatus{State: new(state), Context: new(context), Description: new(description)}
 	if targetURL != "" {
 		st.TargetURL = new(targetURL)
 	}
 	_, _, err := c.gh.Repositories.CreateStatus(forRepo(ctx, repo), repo.Owner, repo.Name, sha, st)
 	return c.wrap(err, "set status "+context)
+}
+
+// cut shortens s to n characters, its last one an ellipsis.
+func cut(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }

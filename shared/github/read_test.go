@@ -3,6 +3,7 @@ package github_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/github"
+	"github.com/mainguard/mainguard/shared/github/githubsim"
 )
 
 func TestPullRequestMergeability(t *testing.T) {
@@ -61,15 +63,23 @@ func TestPullRequestMergeability(t *testing.T) {
 			f := newFixture(t)
 			n, head := f.openPR(t, "feature", "a.txt", "a\n")
 			tc.setup(t, f, n)
-			got, err := f.c.PullRequest(context.Background(), repo, n)
-			if err != nil {
-				t.Fatal(err)
-			}
 			want := tc.want(github.PullRequest{
 				Number: n, Title: "Title of feature", Author: "octocat", HeadSHA: head, HeadRef: "feature", BaseRef: "main", Open: true,
 			})
-			if diff := cmp.Diff(got, want); diff != "" {
-				t.Errorf("(-got +want):\n%s", diff)
+			// GitHub computes mergeability after the first read of a
+			// change: that read says IN_PROGRESS, the next one knows.
+			first := want
+			if first.Open {
+				first.Mergeability = github.InProgress
+			}
+			for i, want := range []github.PullRequest{first, want} {
+				got, err := f.c.PullRequest(context.Background(), repo, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(got, want); diff != "" {
+					t.Errorf("read %d (-got +want):\n%s", i+1, diff)
+				}
 			}
 		})
 	}
@@ -95,23 +105,103 @@ func TestNotFound(t *testing.T) {
 	}
 }
 
-func TestRequiredStatuses(t *testing.T) {
+// Required checks are classic protection's and those of every active
+// ruleset that applies, the repository's and its organization's, with
+// the App each is bound to, merged: each context and App once.
+func TestRequiredChecks(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	ctx := context.Background()
-	got, err := f.c.RequiredStatuses(ctx, repo, "main")
+	got, err := f.c.RequiredChecks(ctx, repo, "main")
 	if err != nil || got != nil {
 		t.Errorf("unprotected branch: got %v, %v; want none", got, err)
 	}
-	if err := f.sim.SetRequiredStatusChecks(fullName, "main", []string{"ci/test", "lint"}); err != nil {
-		t.Fatal(err)
-	}
-	got, err = f.c.RequiredStatuses(ctx, repo, "main")
+	must(t, f.sim.SetRequiredStatusChecks(fullName, "main", []string{"ci/test", "lint"}))
+	got, err = f.c.RequiredChecks(ctx, repo, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(got, []string{"ci/test", "lint"}); diff != "" {
-		t.Errorf("(-got +want):\n%s", diff)
+	if diff := cmp.Diff(got, []github.RequiredCheck{{Context: "ci/test"}, {Context: "lint"}}); diff != "" {
+		t.Errorf("classic protection (-got +want):\n%s", diff)
+	}
+
+	must(t, f.sim.SetBranchProtection(fullName, "main", &githubsim.Protection{Checks: []githubsim.RequiredCheck{{Context: "lint", AppID: githubsim.CIAppID}}}))
+	for _, rs := range []githubsim.Ruleset{
+		{Checks: []githubsim.RequiredCheck{{Context: "ci/test"}, {Context: "lint", AppID: githubsim.CIAppID}}},
+		{Include: []string{"refs/heads/release/*"}, Checks: []githubsim.RequiredCheck{{Context: "release-only"}}},
+		{Enforcement: "evaluate", Checks: []githubsim.RequiredCheck{{Context: "evaluated"}}},
+	} {
+		if _, err := f.sim.AddRuleset(fullName, rs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := f.sim.AddOrgRuleset("acme", githubsim.Ruleset{Include: []string{"~ALL"}, Checks: []githubsim.RequiredCheck{{Context: "security", AppID: 77}}, NoDeletion: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = f.c.RequiredChecks(ctx, repo, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []github.RequiredCheck{{Context: "lint", AppID: githubsim.CIAppID}, {Context: "ci/test"}, {Context: "security", AppID: 77}}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("protection and rulesets (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(github.Contexts(got), []string{"lint", "ci/test", "security"}); diff != "" {
+		t.Errorf("contexts (-got +want):\n%s", diff)
+	}
+	// Only the organization's rules apply to another branch, existing or
+	// not.
+	got, err = f.c.RequiredChecks(ctx, repo, "no-such-branch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(got, []github.RequiredCheck{{Context: "security", AppID: 77}}); diff != "" {
+		t.Errorf("another branch (-got +want):\n%s", diff)
+	}
+}
+
+// A check bound to an App is satisfied by that App's status or check run
+// only: the App behind a status is its creator's; the same name from
+// another App, or from a person's token, is not the required check.
+func TestChecksFromRequiredApps(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	f.sim.AddApp(77, "other-ci")
+	must(t, f.sim.SetStatusFrom(77, fullName, f.base, "ci", "success", "", ""))
+	must(t, f.sim.SetStatus(fullName, f.base, "lint", "success", "", ""))
+	must(t, f.sim.SetCheckRunFrom(77, fullName, f.base, "build", "completed", "success", ""))
+	must(t, f.sim.SetCheckRun(fullName, f.base, "build", "completed", "failure", ""))
+	must(t, f.c.SetStatus(ctx, repo, f.base, "mine", "success", "", ""))
+	checks, err := f.c.Checks(ctx, repo, f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	apps := map[string]int64{}
+	for _, c := range checks {
+		apps[c.Kind+"/"+c.Name+"/"+c.State+c.Conclusion] = c.AppID
+	}
+	wantApps := map[string]int64{
+		"status/ci/success": 77, "status/lint/success": githubsim.CIAppID, "status/mine/success": 0,
+		"check_run/build/success": 77, "check_run/build/failure": githubsim.CIAppID,
+	}
+	if diff := cmp.Diff(apps, wantApps); diff != "" {
+		t.Errorf("the Apps of the checks (-got +want):\n%s", diff)
+	}
+	required := []github.RequiredCheck{{Context: "ci", AppID: githubsim.CIAppID}, {Context: "build", AppID: 77}, {Context: "lint"}, {Context: "mine", AppID: 77}}
+	var kept []string
+	for _, c := range github.FromRequiredApps(required, checks) {
+		kept = append(kept, c.Kind+"/"+c.Name+"/"+c.State+c.Conclusion)
+	}
+	if diff := cmp.Diff(kept, []string{"status/lint/success", "check_run/build/success"}, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("checks kept (-got +want):\n%s", diff)
+	}
+	// Each bot's App is asked for once.
+	if _, err := f.c.Checks(ctx, repo, f.base); err != nil {
+		t.Fatal(err)
+	}
+	if n := f.sim.RequestCount("GET", "/apps/"); n != 3 {
+		t.Errorf("GET /apps/ asked %d times, want 3 (other-ci, github-actions, githubsim-app)", n)
 	}
 }
 
@@ -131,7 +221,7 @@ func TestChecksListsStatusesAndRunsAcrossPages(t *testing.T) {
 		if err := f.sim.SetStatus(fullName, sha, ctx, "success", "ok", "https://ci/"+ctx); err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, github.Check{Kind: github.KindStatus, Name: ctx, State: "success", URL: "https://ci/" + ctx})
+		want = append(want, github.Check{Kind: github.KindStatus, Name: ctx, State: "success", URL: "https://ci/" + ctx, AppID: githubsim.CIAppID})
 	}
 	var runs []github.Check
 	for i := range n {
@@ -139,7 +229,7 @@ func TestChecksListsStatusesAndRunsAcrossPages(t *testing.T) {
 		if err := f.sim.SetCheckRun(fullName, sha, name, "completed", "failure", "https://ci/"+name); err != nil {
 			t.Fatal(err)
 		}
-		runs = append(runs, github.Check{Kind: github.KindCheckRun, Name: name, Status: "completed", Conclusion: "failure", URL: "https://ci/" + name})
+		runs = append(runs, github.Check{Kind: github.KindCheckRun, Name: name, Status: "completed", Conclusion: "failure", URL: "https://ci/" + name, AppID: githubsim.CIAppID})
 	}
 	// Check runs come newest first.
 	for i := len(runs) - 1; i >= 0; i-- {
@@ -233,6 +323,28 @@ func TestSetStatus(t *testing.T) {
 	}
 	if err := f.c.SetStatus(ctx, repo, f.base, name, "done", "", ""); !errs.Is(err, errs.Invalid) {
 		t.Errorf("bad state: got %v, want invalid", err)
+	}
+}
+
+// A status's description and context are cut to GitHub's limits (140 and
+// 255 characters), the same way each time so that a repeated status
+// replaces the last one; GitHub would refuse them whole (422).
+func TestSetStatusWithinGitHubsLimits(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ctx := context.Background()
+	name := "Trunk Merge Queue (release/" + strings.Repeat("é", 250) + ")"
+	for _, state := range []string{github.StatePending, github.StateFailure} {
+		if err := f.c.SetStatus(ctx, repo, f.base, name, state, strings.Repeat("d", 200), ""); err != nil {
+			t.Fatalf("%s: %v", state, err)
+		}
+	}
+	got, err := f.c.Checks(ctx, repo, f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].State != github.StateFailure || len([]rune(got[0].Name)) != 255 || !strings.HasPrefix(got[0].Name, "Trunk Merge Queue (release/éé") {
+		t.Errorf("statuses: %+v, want one failure, its context cut to 255 characters", got)
 	}
 }
 

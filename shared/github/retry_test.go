@@ -22,7 +22,8 @@ func TestRetryableClassifiesEachFault(t *testing.T) {
 		{"500", githubsim.FaultServerError, 0, 0},
 		{"502", githubsim.FaultBadGateway, 0, 0},
 		{"primary rate limit 403", githubsim.FaultRateLimit, 90 * time.Second, 90 * time.Second},
-		{"secondary rate limit 429", githubsim.FaultSecondaryRateLimit, 30 * time.Second, 30 * time.Second},
+		{"secondary rate limit 403", githubsim.FaultSecondaryRateLimit, 30 * time.Second, 30 * time.Second},
+		{"secondary rate limit 429", githubsim.FaultSecondaryRateLimit429, 30 * time.Second, 30 * time.Second},
 		{"hang until timeout", githubsim.FaultHang, 0, 0},
 		{"lost response", githubsim.FaultLoseResponse, 0, 0},
 	}
@@ -109,5 +110,39 @@ func TestRetryableConnectionRefused(t *testing.T) {
 	}
 	if errors.Is(err, context.Canceled) {
 		t.Errorf("unexpected cancellation: %v", err)
+	}
+}
+
+// After a rate limit, the client keeps its token's calls from GitHub
+// until the time GitHub named (a secondary limit's retry-after, a primary
+// limit's reset): they fail at once, retryable after what is left of the
+// wait, and reach GitHub again once it has passed.
+func TestRateLimitedTokenIsHeld(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		kind githubsim.FaultKind
+	}{{"secondary", githubsim.FaultSecondaryRateLimit}, {"primary", githubsim.FaultRateLimit}} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			ctx := context.Background()
+			f.sim.InjectFault(githubsim.Fault{Method: "GET", PathPrefix: "/repos/acme/app/pulls/", Kind: tc.kind, RetryAfter: 90 * time.Second})
+			if _, err := f.c.PullRequest(ctx, repo, 1); err == nil {
+				t.Fatal("no error from the rate-limited call")
+			}
+			f.clock.Advance(30 * time.Second)
+			before := f.sim.RequestCount("", "/")
+			_, err := f.c.BranchHead(ctx, repo, "main") // another call, the same token
+			if retry, after := github.Retryable(err); !retry || after != time.Minute {
+				t.Errorf("held call: Retryable(%v) = %v, %v; want true, 1m0s", err, retry, after)
+			}
+			if n := f.sim.RequestCount("", "/") - before; n != 0 {
+				t.Errorf("a held call reached GitHub (%d requests)", n)
+			}
+			f.clock.Advance(time.Minute)
+			if sha, err := f.c.BranchHead(ctx, repo, "main"); err != nil || sha != f.base {
+				t.Errorf("after the wait: %s, %v; want %s", sha, err, f.base)
+			}
+		})
 	}
 }

@@ -136,6 +136,7 @@ func TestSimWebhooksParse(t *testing.T) {
 		pr("ready_for_review", sha2, "release"),
 		{Kind: "status", Repo: repo, SHA: sha2, Context: "ci/test", State: "failure", Branches: []string{"feature"}},
 		{Kind: "check_run", Action: "completed", Repo: repo, SHA: sha2, Context: "build", State: "success", Branches: []string{"feature"}, PRs: []int{n}},
+		{Kind: "check_suite", Action: "completed", Repo: repo, SHA: sha2, State: "success", Branches: []string{"feature"}, PRs: []int{n}},
 		mergedEv,
 		push("release", f.base, merged),
 	}

@@ -46,6 +46,7 @@ func busy(t *testing.T) *env {
 	for _, n := range []int{a, b, c} {
 		e.do("acme", "submitPullRequest", pr(web, n))
 	}
+	e.tickUntil(web, c, "PENDING") // GitHub computed C's mergeability after the submit's read
 	e.tickUntil(web, a, "TESTING")
 	e.Clock.Advance(70 * time.Minute) // A's CI takes its time
 	// Restarted in place: TESTING → PENDING, and at once TESTING again.

@@ -27,8 +27,8 @@ func (stillGitHub) PullRequest(_ context.Context, _ github.Repo, n int) (github.
 func (stillGitHub) BranchHead(context.Context, github.Repo, string) (string, error) {
 	return "base", nil
 }
-func (stillGitHub) RequiredStatuses(context.Context, github.Repo, string) ([]string, error) {
-	return []string{"ci"}, nil
+func (stillGitHub) RequiredChecks(context.Context, github.Repo, string) ([]github.RequiredCheck, error) {
+	return []github.RequiredCheck{{Context: "ci"}}, nil
 }
 
 // seedQueues creates n queues; with a submitted (draft) PR each when busy.

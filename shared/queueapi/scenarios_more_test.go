@@ -78,6 +78,10 @@ func TestUrgentJumpsAhead(t *testing.T) {
 	}
 	u := e.openPR("u")
 	e.ok("submitPullRequest", prq(u, map[string]any{"priority": "urgent"}), nil)
+	if diff := cmp.Diff(e.states(a, b, u), []string{"TESTING", "PENDING", "NOT_READY"}); diff != "" {
+		t.Errorf("at the urgent submit, its mergeability unknown yet (-got +want):\n%s", diff)
+	}
+	e.tick() // GitHub has computed u's mergeability by the next read
 	if diff := cmp.Diff(e.states(a, b, u), []string{"PENDING", "PENDING", "TESTING"}); diff != "" {
 		t.Errorf("after the urgent submit (-got +want):\n%s", diff)
 	}

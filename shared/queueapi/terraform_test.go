@@ -131,10 +131,15 @@ func TestTerraformProviderCycle(t *testing.T) {
 
 // TestEmptyRequiredStatusesPassOnceBuilt: a queue whose requiredStatuses
 // is an explicit [] requires nothing; its run passes as soon as its test
-// branch is built, with no check reported, and the PR merges.
+// branch is built, with no check reported, and the PR merges (main is not
+// protected here: GitHub itself would refuse a PR without the status its
+// protection requires).
 func TestEmptyRequiredStatusesPassOnceBuilt(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
+	if err := e.Sim.SetRequiredStatusChecks(repoFull, "main", nil); err != nil {
+		t.Fatal(err)
+	}
 	e.ok("createQueue", q(nil), nil)
 	e.ok("updateQueue", q(map[string]any{"requiredStatuses": []string{}}), nil)
 	a := e.openPR("a")

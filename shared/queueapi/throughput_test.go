@@ -150,6 +150,7 @@ func TestSwitchingModesAndBack(t *testing.T) {
 			t.Fatalf("after mode %s: %s %s, want %s %s", mode, s, m, wantState, wantMode)
 		}
 	}
+	e.until(e.testing(a)) // once GitHub has computed its mergeability
 	step("PARALLEL", "SWITCHING_MODES", "SINGLE")
 	if code, body := e.call("updateQueue", q(map[string]any{"state": "PAUSED"})); code != 400 || !strings.Contains(body, "switching modes") {
 		t.Errorf("state while switching: %d %s", code, body)

@@ -73,6 +73,11 @@ func (e *env) queueScene() scene {
 	s.merged = e.openPR("one", "Add one")
 	s.retested = e.openPR("two", "Fix "+hostile)
 	s.failed = e.openPR("three", "Add three")
+	// Each PR's own CI passed (GitHub merges none whose head failed the
+	// status main requires): what fails below is their test branches.
+	if err := e.CI.Judge(repoFull); err != nil {
+		e.tb.Fatal(err)
+	}
 	for _, n := range []int{s.merged, s.retested, s.failed} {
 		e.submit(n)
 	}

@@ -4,16 +4,18 @@ import "strings"
 
 // CI plays a CI system against the simulated GitHub, for tests and the
 // local demo: it reports one commit status on each merge-queue test branch
-// head (trunk-merge/...) it has not judged yet.
+// head (trunk-merge/...) and each open pull request's head it has not
+// judged yet — as a CI on pull requests does, and as branch protection
+// wants before GitHub merges a pull request.
 type CI struct {
 	Sim     *Server
 	Context string // the status context it reports, e.g. "ci"
 	judged  map[string]bool
 }
 
-// Judge reports Context on every test branch head of repo ("owner/name")
-// not judged before: "failure" when the head holds one of the files in bad,
-// else "success".
+// Judge reports Context on every test branch head and open pull request
+// head of repo ("owner/name") not judged before: "failure" when the head
+// holds one of the files in bad, else "success".
 func (c *CI) Judge(repo string, bad ...string) error {
 	if c.judged == nil {
 		c.judged = map[string]bool{}
@@ -22,13 +24,26 @@ func (c *CI) Judge(repo string, bad ...string) error {
 	if err != nil {
 		return err
 	}
+	prs, err := c.Sim.PullRequests(repo)
+	if err != nil {
+		return err
+	}
+	var heads []string
 	for _, b := range branches {
-		if !strings.HasPrefix(b, "trunk-merge/") {
-			continue
+		if strings.HasPrefix(b, "trunk-merge/") {
+			if head, err := c.Sim.BranchHead(repo, b); err == nil && head != "" {
+				heads = append(heads, head) // "" : deleted meanwhile
+			}
 		}
-		head, err := c.Sim.BranchHead(repo, b)
-		if err != nil || head == "" || c.judged[head] {
-			continue // deleted meanwhile, or reported on already
+	}
+	for _, p := range prs {
+		if p.State == "open" && !strings.HasPrefix(p.HeadRef, "trunk-merge/") {
+			heads = append(heads, p.HeadSHA)
+		}
+	}
+	for _, head := range heads {
+		if c.judged[head] {
+			continue // reported on already
 		}
 		state := "success"
 		for _, f := range bad {

@@ -70,7 +70,7 @@ func (s *Server) CreateRepo(full, defaultBranch string) (string, error) {
 	s.repos[repoKey(full)] = &repo{
 		id: s.id(), owner: owner, name: name, defaultBranch: defaultBranch, git: g,
 		pulls: map[int]*pull{}, statuses: map[string][]*status{}, checks: map[string][]*checkRun{},
-		protection: map[string][]string{},
+		protection: map[string]*Protection{},
 	}
 	return sha, nil
 }
@@ -266,28 +266,47 @@ func (s *Server) PR(full string, number int) (PullRequest, error) {
 }
 
 // SetStatus creates a commit status on sha (state error, failure, pending or
-// success), as a CI system would.
+// success), as a CI system would: as the CI App (CIAppID).
 func (s *Server) SetStatus(full, sha, context, state, description, targetURL string) error {
+	return s.SetStatusFrom(CIAppID, full, sha, context, state, description, targetURL)
+}
+
+// SetStatusFrom creates a commit status as App app (one AddApp made known,
+// or CIAppID), created by its bot user.
+func (s *Server) SetStatusFrom(app int64, full, sha, context, state, description, targetURL string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, err := s.lookup(full)
 	if err != nil {
 		return err
 	}
-	_, err = s.addStatus(r, sha, context, state, description, targetURL)
+	slug := s.appSlug(app)
+	if slug == "" {
+		return fmt.Errorf("githubsim: no App %d", app)
+	}
+	_, err = s.addStatus(r, sha, context, state, description, targetURL, actor{login: slug + "[bot]", appID: app})
 	return err
 }
 
-// SetCheckRun creates or updates (by name, on the same sha) a check run.
-// status is queued, in_progress or completed; conclusion is set when
-// completed (success, failure, neutral, cancelled, skipped, timed_out,
-// action_required).
+// SetCheckRun creates or updates (by name, on the same sha) a check run of
+// the CI App (CIAppID). status is queued, in_progress or completed;
+// conclusion is set when completed (success, failure, neutral, cancelled,
+// skipped, timed_out, action_required).
 func (s *Server) SetCheckRun(full, sha, name, status, conclusion, detailsURL string) error {
+	return s.SetCheckRunFrom(CIAppID, full, sha, name, status, conclusion, detailsURL)
+}
+
+// SetCheckRunFrom is SetCheckRun as App app: a check run of the same name
+// from another App is another check run.
+func (s *Server) SetCheckRunFrom(app int64, full, sha, name, status, conclusion, detailsURL string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, err := s.lookup(full)
 	if err != nil {
 		return err
+	}
+	if s.appSlug(app) == "" {
+		return fmt.Errorf("githubsim: no App %d", app)
 	}
 	if r.git.resolve(sha) != sha {
 		return fmt.Errorf("githubsim: no commit %q", sha)
@@ -303,13 +322,13 @@ func (s *Server) SetCheckRun(full, sha, name, status, conclusion, detailsURL str
 	now := s.now().UTC()
 	var c *checkRun
 	for _, x := range r.checks[sha] {
-		if x.name == name {
+		if x.name == name && x.appID == app {
 			c = x
 		}
 	}
 	action := "created"
 	if c == nil {
-		c = &checkRun{id: s.id(), sha: sha, name: name, startedAt: now}
+		c = &checkRun{id: s.id(), sha: sha, name: name, startedAt: now, appID: app}
 		r.checks[sha] = append(r.checks[sha], c)
 	}
 	c.status, c.conclusion, c.detailsURL = status, conclusion, detailsURL
@@ -318,24 +337,22 @@ func (s *Server) SetCheckRun(full, sha, name, status, conclusion, detailsURL str
 		action = "completed"
 	}
 	s.emitCheckRun(r, c, action)
+	s.checkSuiteChanged(r, sha, app) // checksuites.go
 	return nil
 }
 
-// SetRequiredStatusChecks protects branch with the given required contexts;
-// nil removes the protection.
+// SetRequiredStatusChecks protects branch with the given required contexts
+// (from any App, branch not required to be up to date); nil removes the
+// protection. SetBranchProtection says more.
 func (s *Server) SetRequiredStatusChecks(full, branch string, contexts []string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, err := s.lookup(full)
-	if err != nil {
-		return err
-	}
 	if contexts == nil {
-		delete(r.protection, branch)
-		return nil
+		return s.SetBranchProtection(full, branch, nil)
 	}
-	r.protection[branch] = append([]string{}, contexts...)
-	return nil
+	p := &Protection{Checks: []RequiredCheck{}}
+	for _, c := range contexts {
+		p.Checks = append(p.Checks, RequiredCheck{Context: c})
+	}
+	return s.SetBranchProtection(full, branch, p)
 }
 
 // History lists a branch's commits, newest first, along first parents.

@@ -2,17 +2,28 @@
 // merge-queue client uses, answered with GitHub's documented shapes, statuses
 // and error bodies, over real bare git repositories driven through the git CLI
 // (merges and conflicts are git's own), with pull requests, commit statuses,
-// check runs and branch protection held in memory.
+// check runs, branch protection and rulesets held in memory.
+//
+// It is as strict as GitHub, always: a merge through the API is refused
+// (405, GitHub's message) while a required status check of protection or
+// of a ruleset (bound to its App when one is named) is missing, pending or
+// failing on the head, or the head is behind under a strict policy;
+// mergeable is null on the first read after a change of head or base and
+// known from the next; values over GitHub's limits are 422 with its
+// errors[]; a request without a User-Agent is 403; every answer carries
+// the X-RateLimit-* headers and a token's hour runs out as GitHub's does
+// (strict.go, mergegate.go, rulesets.go).
 //
 // It is an ordinary package, not a test file, so that tests and the local
 // program (mainguard serve --github-sim) share it. Besides the REST surface it
 // offers a control API (create a repository, commit, open and change pull
 // requests, set statuses and checks, read a branch's history), fault
-// injection for the retry paths (5xx, rate limits, hangs, and a response lost
-// after the action was done) and signed webhook deliveries of its own state
-// changes: pull_request (opened, synchronize, closed, reopened, edited,
+// injection for the retry paths (5xx, primary and secondary rate limits,
+// hangs, and a response lost after the action was done) and webhook
+// deliveries of its own state changes, with every header GitHub sends:
+// pull_request (opened, synchronize, closed, reopened, edited,
 // converted_to_draft, ready_for_review, labeled, unlabeled), push, status,
-// check_run and issue_comment (created, edited).
+// check_run, check_suite (completed) and issue_comment (created, edited).
 //
 // Endpoints served (paths relative to the base URL):
 //
@@ -24,9 +35,11 @@
 //	DELETE /repos/{o}/{r}/git/refs/heads/{branch}
 //	GET    /repos/{o}/{r}/branches/{branch}
 //	GET    /repos/{o}/{r}/branches/{branch}/protection/required_status_checks
+//	GET    /repos/{o}/{r}/rules/branches/{branch}
 //	POST   /repos/{o}/{r}/merges
 //	GET    /repos/{o}/{r}/commits/{ref}/status
 //	GET    /repos/{o}/{r}/commits/{ref}/check-runs
+//	GET    /repos/{o}/{r}/commits/{ref}/check-suites
 //	POST   /repos/{o}/{r}/statuses/{sha}
 //	GET    /repos/{o}/{r}/pulls?state=&head=&base=
 //	POST   /repos/{o}/{r}/pulls
@@ -39,6 +52,7 @@
 //	POST   /repos/{o}/{r}/issues/{n}/labels
 //	DELETE /repos/{o}/{r}/issues/{n}/labels/{name}
 //	GET    /repos/{o}/{r}/collaborators/{user}/permission
+//	GET    /apps/{slug}
 //	GET    /repos/{o}/{r}/installation                  (GitHub App JWT)
 //	POST   /app/installations/{id}/access_tokens         (GitHub App JWT)
 //	POST   /app-manifests/{code}/conversions             (manifest.go)

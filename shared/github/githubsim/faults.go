@@ -20,8 +20,10 @@ const (
 	// FaultRateLimit answers 403 with x-ratelimit-remaining: 0 and
 	// x-ratelimit-reset RetryAfter from now: GitHub's primary rate limit.
 	FaultRateLimit
-	// FaultSecondaryRateLimit answers 429 with retry-after: GitHub's
-	// secondary rate limit.
+	// FaultSecondaryRateLimit answers 403 with retry-after and the
+	// secondary limit's documentation link: GitHub's secondary rate limit
+	// in the form it usually takes (the primary limit's headers still say
+	// requests remain).
 	FaultSecondaryRateLimit
 	// FaultHang holds the request until the client gives up or the server
 	// closes.
@@ -29,6 +31,9 @@ const (
 	// FaultLoseResponse performs the request, then answers 502 instead of
 	// the real answer: what a retried call must be idempotent against.
 	FaultLoseResponse
+	// FaultSecondaryRateLimit429 is the secondary rate limit's other form:
+	// 429 with retry-after.
+	FaultSecondaryRateLimit429
 )
 
 // Fault makes the next Times requests whose method is Method ("" for any)
@@ -119,9 +124,14 @@ func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, f *Fault, ne
 		h.Set("X-RateLimit-Resource", "core")
 		writeJSON(w, 403, errorJSON("API rate limit exceeded for installation.",
 			"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-the-primary-rate-limit"))
-	case FaultSecondaryRateLimit:
+	case FaultSecondaryRateLimit, FaultSecondaryRateLimit429:
+		status := 403
+		if f.Kind == FaultSecondaryRateLimit429 {
+			status = 429
+		}
 		w.Header().Set("Retry-After", strconv.Itoa(int(f.RetryAfter/time.Second)))
-		writeJSON(w, 429, errorJSON("You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+		writeJSON(w, status, errorJSON("You have exceeded a secondary rate limit. Please wait a few minutes before you try again. "+
+			"If you reach out to GitHub Support for help, please include the request ID 0000:0000:0000000:0000000:00000000.",
 			"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits"))
 	case FaultHang:
 		select {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Issues, comments, labels, reactions and collaborator permissions: what the
@@ -176,6 +177,10 @@ func commentBody(w http.ResponseWriter, r *http.Request) (string, bool) {
 		validation(w, "Invalid request.\n\n\"body\" wasn't supplied.")
 		return "", false
 	}
+	if utf8.RuneCountInString(*body.Body) > maxBody { // strict.go
+		validationFailed(w, "https://docs.github.com/rest/issues/comments", tooLong("IssueComment", "body", maxBody))
+		return "", false
+	}
 	return *body.Body, true
 }
 
@@ -198,7 +203,8 @@ func (s *Server) postReaction(w http.ResponseWriter, r *http.Request, rp *repo, 
 		return
 	}
 	if !slices.Contains(reactionContents, body.Content) {
-		validation(w, "Validation Failed")
+		validationFailed(w, "https://docs.github.com/rest/reactions/reactions#create-reaction-for-an-issue-comment",
+			fieldError("Reaction", "content", "invalid", ""))
 		return
 	}
 	for _, x := range c.reactions {
@@ -241,7 +247,11 @@ func (s *Server) postLabels(w http.ResponseWriter, r *http.Request, rp *repo, nu
 	}
 	for _, l := range body.Labels {
 		if strings.TrimSpace(l) == "" {
-			validation(w, "Validation Failed")
+			validationFailed(w, docAddLabels, fieldError("Label", "name", "missing_field", ""))
+			return
+		}
+		if utf8.RuneCountInString(l) > maxLabelName { // strict.go
+			validationFailed(w, docAddLabels, tooLong("Label", "name", maxLabelName))
 			return
 		}
 	}
@@ -334,6 +344,12 @@ func (s *Server) createPull(w http.ResponseWriter, r *http.Request, rp *repo) {
 	case body.Title == "":
 		fail("title", "missing_field", "")
 		return
+	case utf8.RuneCountInString(body.Title) > maxPullTitle: // strict.go
+		validationFailed(w, docCreatePull, tooLong("PullRequest", "title", maxPullTitle))
+		return
+	case utf8.RuneCountInString(body.Body) > maxBody:
+		validationFailed(w, docCreatePull, tooLong("PullRequest", "body", maxBody))
+		return
 	case rp.git.branchHead(head) == "":
 		fail("head", "invalid", "")
 		return
@@ -388,6 +404,11 @@ func (s *Server) patchPull(w http.ResponseWriter, r *http.Request, rp *repo, num
 	}
 	writeJSON(w, 200, s.prJSON(rp, p))
 }
+
+const (
+	docAddLabels  = "https://docs.github.com/rest/issues/labels#add-labels-to-an-issue"
+	docCreatePull = "https://docs.github.com/rest/pulls/pulls#create-a-pull-request"
+)
 
 // appLogin is who the REST API acts as: the queue's GitHub App.
 const appLogin = "githubsim-app[bot]"

@@ -34,7 +34,7 @@ func (s *Server) mergeable(r *repo, p *pull) bool {
 	return err == nil
 }
 
-func (s *Server) addStatus(r *repo, sha, context, state, description, targetURL string) (*status, error) {
+func (s *Server) addStatus(r *repo, sha, context, state, description, targetURL string, by actor) (*status, error) {
 	if r.git.resolve(sha) != sha {
 		return nil, fmt.Errorf("githubsim: no commit %q", sha)
 	}
@@ -47,7 +47,7 @@ func (s *Server) addStatus(r *repo, sha, context, state, description, targetURL 
 		context = "default"
 	}
 	now := s.now().UTC()
-	st := &status{id: s.id(), sha: sha, context: context, state: state, description: description, url: targetURL, createdAt: now, updatedAt: now}
+	st := &status{id: s.id(), sha: sha, context: context, state: state, description: description, url: targetURL, createdAt: now, updatedAt: now, by: by}
 	r.statuses[sha] = append(r.statuses[sha], st)
 	s.emitStatus(r, st)
 	return st, nil

@@ -1,6 +1,7 @@
 package githubsim
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -10,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -22,6 +24,9 @@ import (
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		route := http.HandlerFunc(s.route)
+		if !s.admit(w, r) { // User-Agent and rate limit (strict.go)
+			return
+		}
 		if f := s.takeFault(r.Method, r.URL.Path); f != nil {
 			s.serveFault(w, r, f, route)
 			return
@@ -62,6 +67,10 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	seg := segments(r)
+	if len(seg) == 2 && seg[0] == "apps" && r.Method == http.MethodGet {
+		s.getApp(w, seg[1])
+		return
+	}
 	if len(seg) == 4 && seg[0] == "app" && seg[1] == "installations" && seg[3] == "access_tokens" && r.Method == http.MethodPost && s.opts.App != nil {
 		s.handleAccessToken(w, r, seg[2])
 		return
@@ -109,6 +118,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.deleteRef(w, rp, strings.Join(rest[3:], "/"))
 	case rest[0] == "branches" && len(rest) >= 4 && rest[len(rest)-2] == "protection" && rest[len(rest)-1] == "required_status_checks" && m == http.MethodGet:
 		s.getRequiredChecks(w, rp, strings.Join(rest[1:len(rest)-2], "/"))
+	case rest[0] == "rules" && len(rest) >= 3 && rest[1] == "branches" && m == http.MethodGet:
+		s.getBranchRules(w, r, rp, strings.Join(rest[2:], "/"))
 	case rest[0] == "compare" && len(rest) >= 2 && m == http.MethodGet:
 		s.compare(w, rp, strings.Join(rest[1:], "/"))
 	case rest[0] == "branches" && len(rest) >= 2 && m == http.MethodGet:
@@ -119,6 +130,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		s.getCombinedStatus(w, r, rp, strings.Join(rest[1:len(rest)-1], "/"))
 	case rest[0] == "commits" && len(rest) >= 3 && rest[len(rest)-1] == "check-runs" && m == http.MethodGet:
 		s.getCheckRuns(w, r, rp, strings.Join(rest[1:len(rest)-1], "/"))
+	case rest[0] == "commits" && len(rest) >= 3 && rest[len(rest)-1] == "check-suites" && m == http.MethodGet:
+		s.getCheckSuites(w, r, rp, strings.Join(rest[1:len(rest)-1], "/"))
 	case rest[0] == "statuses" && len(rest) == 2 && m == http.MethodPost:
 		s.postStatus(w, r, rp, rest[1])
 	default:
@@ -126,9 +139,22 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// decode reads a JSON request body into v. GitHub parses the body before
+// validating it against the operation's schema: what is not JSON is 400,
+// JSON of the wrong type (null, as a client marshalling a nil pointer
+// sends) is 422.
 func decode(w http.ResponseWriter, r *http.Request, v any) bool {
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<20)).Decode(v); err != nil {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
+	if err != nil || !json.Valid(raw) {
 		writeError(w, 400, "Problems parsing JSON")
+		return false
+	}
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		notAnObject(w, raw)
+		return false
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		wrongType(w, raw, err)
 		return false
 	}
 	return true
@@ -145,7 +171,9 @@ func (s *Server) getPull(w http.ResponseWriter, rp *repo, num string) {
 		notFound(w)
 		return
 	}
-	writeJSON(w, 200, s.prJSON(rp, p))
+	body := s.prJSON(rp, p)
+	s.computeMergeability(rp, p) // for the next read (mergegate.go)
+	writeJSON(w, 200, body)
 }
 
 func (s *Server) putMerge(w http.ResponseWriter, r *http.Request, rp *repo, num string) {
@@ -162,6 +190,10 @@ func (s *Server) putMerge(w http.ResponseWriter, r *http.Request, rp *repo, num 
 		MergeMethod   string `json:"merge_method"`
 	}
 	if r.ContentLength != 0 && !decode(w, r, &body) {
+		return
+	}
+	if status, msg := s.mergeGate(rp, p, body.SHA); status != 0 { // branch protection and rulesets (mergegate.go)
+		writeJSON(w, status, errorJSON(msg, docProtectedBranches))
 		return
 	}
 	res := s.mergePull(rp, p, mergeRequest{
@@ -253,6 +285,10 @@ func (s *Server) deleteRef(w http.ResponseWriter, rp *repo, branch string) {
 		validation(w, "Reference does not exist")
 		return
 	}
+	if s.deletionForbidden(rp, branch) {
+		validation(w, msgRulesetDeletion)
+		return
+	}
 	if err := rp.git.deleteRef(branch); err != nil {
 		validation(w, "Reference update failed")
 		return
@@ -270,7 +306,8 @@ func (s *Server) getBranch(w http.ResponseWriter, rp *repo, branch string) {
 	writeJSON(w, 200, obj{
 		"name":           branch,
 		"commit":         obj{"sha": sha, "url": s.apiURL("/repos/%s/commits/%s", rp.fullName(), sha)},
-		"protected":      rp.protection[branch] != nil,
+		"protected":      rp.protection[branch] != nil || len(s.rulesetsFor(rp, branch)) > 0,
+		"protection":     s.protectionSummary(rp, branch),
 		"protection_url": s.apiURL("/repos/%s/branches/%s/protection", rp.fullName(), url.PathEscape(branch)),
 	})
 }
@@ -314,21 +351,18 @@ func (s *Server) getRequiredChecks(w http.ResponseWriter, rp *repo, branch strin
 		writeError(w, 404, "Branch not found")
 		return
 	}
-	contexts, ok := rp.protection[branch]
+	p, ok := rp.protection[branch]
 	if !ok {
 		writeJSON(w, 404, errorJSON("Branch not protected",
 			"https://docs.github.com/rest/branches/branch-protection#get-status-checks-protection"))
 		return
 	}
-	checks := []obj{}
-	for _, c := range contexts {
-		checks = append(checks, obj{"context": c, "app_id": nil})
-	}
+	contexts, checks := requiredJSON(p.Checks)
 	base := s.apiURL("/repos/%s/branches/%s/protection/required_status_checks", rp.fullName(), url.PathEscape(branch))
 	writeJSON(w, 200, obj{
 		"url":          base,
-		"strict":       false,
-		"contexts":     append([]string{}, contexts...),
+		"strict":       p.Strict,
+		"contexts":     contexts,
 		"contexts_url": base + "/contexts",
 		"checks":       checks,
 	})
@@ -452,9 +486,13 @@ func (s *Server) postStatus(w http.ResponseWriter, r *http.Request, rp *repo, sh
 		validation(w, "No commit found for SHA: "+sha)
 		return
 	}
-	st, err := s.addStatus(rp, sha, body.Context, body.State, body.Description, body.TargetURL)
+	if e := s.statusInvalid(rp, sha, body.Context, body.State, body.Description, body.TargetURL); e != nil {
+		validationFailed(w, docCreateStatus, e...)
+		return
+	}
+	st, err := s.addStatus(rp, sha, body.Context, body.State, body.Description, body.TargetURL, s.restActor())
 	if err != nil {
-		validation(w, "Validation Failed")
+		validationFailed(w, docCreateStatus, fieldError("Status", "state", "invalid", ""))
 		return
 	}
 	writeJSON(w, 201, s.statusJSON(rp, st))
@@ -579,6 +617,14 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request, id st
 	}
 	if id != strconv.FormatInt(s.opts.App.InstallationID, 10) {
 		notFound(w)
+		return
+	}
+	// The body (repositories, permissions) is optional, but when sent it
+	// must be an object: go-github's nil options marshal to null.
+	var opts struct {
+		Repositories []string `json:"repositories"`
+	}
+	if r.ContentLength != 0 && !decode(w, r, &opts) {
 		return
 	}
 	b := make([]byte, 20)

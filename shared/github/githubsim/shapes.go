@@ -2,6 +2,7 @@ package githubsim
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -25,7 +26,11 @@ func (s *Server) apiURL(format string, args ...any) string {
 }
 
 func userJSON(login string) obj {
-	return obj{"login": login, "id": loginID(login), "type": "User", "site_admin": false}
+	typ := "User"
+	if strings.HasSuffix(login, "[bot]") {
+		typ = "Bot" // an App's bot user, as GitHub types it
+	}
+	return obj{"login": login, "id": loginID(login), "type": typ, "site_admin": false}
 }
 
 // loginID derives a stable numeric id from a login, so the same user always
@@ -56,17 +61,10 @@ func (s *Server) repoJSON(r *repo) obj {
 func (s *Server) prJSON(r *repo, p *pull) obj {
 	var mergeable, rebaseable any
 	mergeableState := "unknown"
-	if p.state == "open" && !p.mergeableUnknown {
+	if p.state == "open" && r.mergeabilityKnown(p) { // mergegate.go
 		ok := s.mergeable(r, p)
 		mergeable, rebaseable = ok, ok
-		switch {
-		case !ok:
-			mergeableState = "dirty"
-		case p.draft:
-			mergeableState = "draft"
-		default:
-			mergeableState = "clean"
-		}
+		mergeableState = s.mergeableState(r, p, ok)
 	}
 	var mergeCommit, mergedBy any
 	if p.merged {
@@ -162,7 +160,7 @@ func (s *Server) statusJSON(r *repo, st *status) obj {
 		"context":     st.context,
 		"created_at":  ts(st.createdAt),
 		"updated_at":  ts(st.updatedAt),
-		"creator":     userJSON("githubsim"),
+		"creator":     userJSON(st.by.login),
 	}
 }
 
@@ -171,9 +169,11 @@ func (s *Server) checkRunJSON(r *repo, c *checkRun) obj {
 	if c.conclusion != "" {
 		conclusion = c.conclusion
 	}
-	var details any
-	if c.detailsURL != "" {
-		details = c.detailsURL
+	// GitHub fills details_url with the App's homepage when the run names
+	// none: it is never null.
+	details := c.detailsURL
+	if details == "" {
+		details = s.appJSON(c.appID)["external_url"].(string)
 	}
 	return obj{
 		"id":            c.id,
@@ -189,19 +189,10 @@ func (s *Server) checkRunJSON(r *repo, c *checkRun) obj {
 		"completed_at":  tsPtr(c.completedAt),
 		"name":          c.name,
 		"output":        obj{"title": nil, "summary": nil, "text": nil, "annotations_count": 0},
-		"check_suite":   obj{"id": checkSuiteID(c.sha)},
-		"app":           obj{"id": 1, "slug": "githubsim-ci", "name": "githubsim CI"},
+		"check_suite":   obj{"id": checkSuiteID(c.sha, c.appID)},
+		"app":           s.appJSON(c.appID),
 		"pull_requests": []obj{},
 	}
-}
-
-// checkSuiteID gives every sha one suite, as one CI app would have.
-func checkSuiteID(sha string) int64 {
-	var h int64
-	for _, c := range sha[:12] {
-		h = h*16 + int64(c%16)
-	}
-	return h & 0x7fffffff
 }
 
 // errorJSON is GitHub's error body.

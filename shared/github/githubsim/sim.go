@@ -66,6 +66,7 @@ type Server struct {
 	hook     hookTarget
 	closing  chan struct{}
 	closed   bool
+	strict   strictState // rate-limit windows, apps, organization rulesets (strict.go, rulesets.go)
 
 	deliveries deliveryQueue
 	manifests  manifests // Apps created from a manifest (manifest.go)
@@ -80,7 +81,8 @@ type repo struct {
 	nextPR        int
 	statuses      map[string][]*status   // sha → in creation order
 	checks        map[string][]*checkRun // sha → in creation order
-	protection    map[string][]string    // branch → required contexts
+	protection    map[string]*Protection // branch → classic branch protection
+	rulesets      []*ruleset             // repository rulesets (rulesets.go)
 	extra         *extras                // issues, comments, labels, permissions (issues.go)
 }
 
@@ -97,12 +99,17 @@ type pull struct {
 	createdAt, updatedAt time.Time
 	closedAt, mergedAt   *time.Time
 	mergeableUnknown     bool
+	// mergeableFor is the head and base (headSHA:baseSHA) GitHub last
+	// computed mergeability for: until a read computes it for the current
+	// pair, mergeable is null (mergegate.go).
+	mergeableFor string
 }
 
 type status struct {
 	id                                    int64
 	sha, context, state, description, url string
 	createdAt, updatedAt                  time.Time
+	by                                    actor // who created it, and through which App
 }
 
 type checkRun struct {
@@ -111,6 +118,7 @@ type checkRun struct {
 	detailsURL                    string
 	startedAt                     time.Time
 	completedAt                   *time.Time
+	appID                         int64 // the App that created it (CIAppID from the control API)
 }
 
 // New creates a server whose repositories live under dir (created if
@@ -154,6 +162,7 @@ func NewUnstarted(dir string, opts Options) (*Server, error) {
 		closing: make(chan struct{}),
 		hook:    hookTarget{url: opts.WebhookURL, secret: opts.WebhookSecret},
 	}
+	s.strict.init(opts)
 	s.deliveries.init(s)
 	return s, nil
 }

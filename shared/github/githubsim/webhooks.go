@@ -3,9 +3,6 @@ package githubsim
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -35,9 +32,10 @@ func (s *Server) SetWebhook(url, secret string) {
 }
 
 // Deliver sends one signed webhook delivery, as GitHub does: a JSON POST with
-// X-GitHub-Event, X-GitHub-Delivery (a fresh id) and X-Hub-Signature-256
-// (sha256= and the hex HMAC-SHA256 of the body under secret). payload is
-// marshalled unless it is already []byte. It returns the receiver's status.
+// every header GitHub sends (hookHeaders: X-GitHub-Event, X-GitHub-Delivery
+// a fresh id, X-Hub-Signature-256 sha256= and the hex HMAC-SHA256 of the
+// body under secret, …). payload is marshalled unless it is already []byte.
+// It returns the receiver's status.
 func (s *Server) Deliver(ctx context.Context, url, secret, event string, payload any) (int, error) {
 	body, ok := payload.([]byte)
 	if !ok {
@@ -64,14 +62,7 @@ func (s *Server) send(ctx context.Context, url, secret, event, id string, body [
 	if err != nil {
 		return 0, err
 	}
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "GitHub-Hookshot/githubsim")
-	req.Header.Set("X-GitHub-Event", event)
-	req.Header.Set("X-GitHub-Delivery", id)
-	req.Header.Set("X-GitHub-Hook-ID", "1")
-	req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
+	s.hookHeaders(req.Header, secret, event, id, body)
 	resp, err := s.opts.HTTPClient.Do(req)
 	if err != nil {
 		return 0, err
@@ -202,6 +193,9 @@ func (s *Server) emit(event string, payload obj) {
 	if s.hook.url == "" {
 		return
 	}
+	if s.opts.App != nil { // an App's webhooks name its installation
+		payload["installation"] = obj{"id": s.opts.App.InstallationID, "node_id": fmt.Sprintf("MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9u%d", s.opts.App.InstallationID)}
+	}
 	body, err := json.Marshal(payload)
 	if err != nil {
 		return
@@ -304,7 +298,7 @@ func (s *Server) emitCheckRun(r *repo, c *checkRun, action string) {
 			}
 		}
 	}
-	run["check_suite"] = obj{"id": checkSuiteID(c.sha), "head_branch": headBranch, "head_sha": c.sha, "pull_requests": prs}
+	run["check_suite"] = obj{"id": checkSuiteID(c.sha, c.appID), "head_branch": headBranch, "head_sha": c.sha, "pull_requests": prs}
 	s.emit("check_run", obj{
 		"action":     action,
 		"check_run":  run,

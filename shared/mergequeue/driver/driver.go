@@ -24,7 +24,7 @@ import (
 type GitHub interface {
 	PullRequest(ctx context.Context, repo github.Repo, number int) (github.PullRequest, error)
 	BranchHead(ctx context.Context, repo github.Repo, branch string) (string, error)
-	RequiredStatuses(ctx context.Context, repo github.Repo, branch string) ([]string, error)
+	RequiredChecks(ctx context.Context, repo github.Repo, branch string) ([]github.RequiredCheck, error)
 	UpToDate(ctx context.Context, repo github.Repo, base, head string) (bool, error)
 	BuildTestBranch(ctx context.Context, repo github.Repo, base string, heads []github.Head, tempBranch, finalBranch string) (string, error)
 	PointTestBranch(ctx context.Context, repo github.Repo, sha, branch string) error
@@ -225,6 +225,7 @@ func (d *Driver) Advance(ctx context.Context, k store.QueueKey) error {
 // advance is Advance from rec, with the outcomes of effects performed
 // since rec was saved.
 func (d *Driver) advance(ctx context.Context, rec store.QueueRecord, carry outcomes) error {
+	var req requirements // read once for all rounds: they do not change in a moment
 	for round := 0; round < d.rounds(); round++ {
 		if round > 0 {
 			var err error
@@ -235,7 +236,7 @@ func (d *Driver) advance(ctx context.Context, rec store.QueueRecord, carry outco
 		if !rec.Active() && carry.empty() {
 			return nil
 		}
-		obs, f := d.observe(ctx, rec)
+		obs, f := d.observe(ctx, rec, &req)
 		obs.Builds, obs.Merges, obs.Notified = carry.builds, carry.merges, carry.notified
 		ev, err := d.evidence(ctx, rec)
 		if err != nil {
@@ -289,12 +290,20 @@ func unchanged(before, after mergequeue.Snapshot, out mergequeue.Output) bool {
 		reflect.DeepEqual(before.Queue, after.Queue)
 }
 
+// requirements are the required checks of a queue's branch as one
+// advance read them (its first round that needed them).
+type requirements struct {
+	read   bool
+	checks []github.RequiredCheck
+	err    error
+}
+
 // observe gathers, after the previous effects, only what the step needs:
-// the target head, branch protection when the queue names no required
-// statuses, every submitted PR, and the checks of built runs in progress.
-// Whatever GitHub does not answer is left out: the engine reads absent
-// observations as "nothing new".
-func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue.Observations, facts) {
+// the target head, the required checks of branch protection and rulesets
+// when the queue names no required statuses, every submitted PR, and the
+// checks of built runs in progress. Whatever GitHub does not answer is
+// left out: the engine reads absent observations as "nothing new".
+func (d *Driver) observe(ctx context.Context, rec store.QueueRecord, req *requirements) (mergequeue.Observations, facts) {
 	s := rec.Snapshot
 	repo := ghRepo(rec.Key.Repo)
 	var obs mergequeue.Observations
@@ -304,11 +313,25 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 	} else {
 		d.noteGitHub(ctx, rec.Key, "read target head", err)
 	}
+	// required binds the checks a branch requires to their Apps: only the
+	// App's own status or check run of that name counts. Without it this
+	// round (GitHub did not answer), checks are not read: another App's
+	// check must not pass a run for want of knowing.
+	var required []github.RequiredCheck
+	knowRequired := true
 	if s.Queue.RequiredStatuses == nil {
-		if ctxs, err := d.GitHub.RequiredStatuses(ctx, repo, s.Queue.Branch); err == nil {
-			obs.BranchProtection = &mergequeue.BranchProtection{Contexts: ctxs}
+		if !req.read {
+			req.checks, req.err = d.GitHub.RequiredChecks(ctx, repo, s.Queue.Branch)
+			req.read = true
+			if req.err != nil {
+				d.noteGitHub(ctx, rec.Key, "read the required checks of branch protection and rulesets", req.err)
+			}
+		}
+		if req.err == nil {
+			obs.BranchProtection = &mergequeue.BranchProtection{Contexts: github.Contexts(req.checks)}
+			required = req.checks
 		} else {
-			d.noteGitHub(ctx, rec.Key, "read branch protection", err)
+			knowRequired = false
 		}
 	}
 	for i := range s.Entries {
@@ -338,7 +361,10 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 			obs.Targets = append(obs.Targets, t)
 		}
 	}
-	obs.Direct = d.direct(ctx, rec, obs)
+	if !knowRequired {
+		return obs, f
+	}
+	obs.Direct = d.direct(ctx, rec, obs, required)
 	for i := range s.Runs {
 		r := &s.Runs[i]
 		if r.Status != mergequeue.RunInProgress || r.HeadSHA == "" {
@@ -349,7 +375,7 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 			d.noteGitHub(ctx, rec.Key, "read checks", err)
 			continue
 		}
-		states, ids := collapse(checks)
+		states, ids := collapse(github.FromRequiredApps(required, checks))
 		obs.Checks = append(obs.Checks, mergequeue.RunChecks{RunID: r.ID, SHA: r.HeadSHA, Checks: states, IDs: ids})
 		raw := make([]store.RunCheck, len(checks))
 		for j, c := range checks {
@@ -362,9 +388,10 @@ func (d *Driver) observe(ctx context.Context, rec store.QueueRecord) (mergequeue
 
 // direct asks GitHub what direct merge needs to know of its candidate
 // (mergequeue.DirectMergeCandidate): whether the PR's head contains the
-// target head just observed, and the checks on its head. Nil when there is
-// no candidate or GitHub did not answer.
-func (d *Driver) direct(ctx context.Context, rec store.QueueRecord, obs mergequeue.Observations) *mergequeue.DirectObservation {
+// target head just observed, and the checks on its head (of the Apps
+// required bind them to). Nil when there is no candidate or GitHub did not
+// answer.
+func (d *Driver) direct(ctx context.Context, rec store.QueueRecord, obs mergequeue.Observations, required []github.RequiredCheck) *mergequeue.DirectObservation {
 	pr, head, ok := mergequeue.DirectMergeCandidate(rec.Snapshot, obs.PRs)
 	if !ok || obs.TargetHeadSHA == "" {
 		return nil
@@ -384,7 +411,7 @@ func (d *Driver) direct(ctx context.Context, rec store.QueueRecord, obs mergeque
 		d.noteGitHub(ctx, rec.Key, "read checks", err)
 		return nil
 	}
-	o.Checks, _ = collapse(checks)
+	o.Checks, _ = collapse(github.FromRequiredApps(required, checks))
 	return o
 }
 

@@ -134,3 +134,30 @@ func TestGitHubFailureLoggedOncePerChange(t *testing.T) {
 		t.Errorf("after a new failure and renoteAfter: %d lines, want 3", n)
 	}
 }
+
+// A test pull request's title fits GitHub's 256 characters: as many PRs
+// as fit and how many more, a branch name too long cut.
+func TestTestPRTitle(t *testing.T) {
+	prs := func(n int) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = fmt.Sprintf("#%d", 100001+i)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name   string
+		prs    []string
+		branch string
+		want   string
+	}{
+		{"short", prs(2), "main", "[mainguard] test run for #100001, #100002 into main"},
+		{"many", prs(40), "main", "[mainguard] test run for " + strings.Join(prs(40)[:23], ", ") + " and 17 more into main"},
+		{"long branch", prs(1), strings.Repeat("b", 240), "[mainguard] test run for #100001 into " + strings.Repeat("b", 217) + "…"},
+	} {
+		got := testPRTitle(c.prs, c.branch)
+		if got != c.want || len([]rune(got)) > maxPRTitle {
+			t.Errorf("%s: %q (%d characters), want %q", c.name, got, len([]rune(got)), c.want)
+		}
+	}
+}

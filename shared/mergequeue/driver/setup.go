@@ -132,8 +132,8 @@ func (Unconfigured) BranchHead(context.Context, github.Repo, string) (string, er
 	return "", errNoGitHub()
 }
 
-// RequiredStatuses is unavailable.
-func (Unconfigured) RequiredStatuses(context.Context, github.Repo, string) ([]string, error) {
+// RequiredChecks is unavailable.
+func (Unconfigured) RequiredChecks(context.Context, github.Repo, string) ([]github.RequiredCheck, error) {
 	return nil, errNoGitHub()
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/github"
@@ -200,11 +201,30 @@ func (d *Driver) openTestPR(ctx context.Context, k store.QueueKey, sr *mergequeu
 			prs = append(prs, fmt.Sprintf("#%d", h.PRNumber))
 		}
 	}
-	title := fmt.Sprintf("[mainguard] test run for %s into %s", strings.Join(prs, ", "), k.Branch)
+	title := testPRTitle(prs, k.Branch)
 	body := fmt.Sprintf("The merge queue opened this draft pull request so that CI runs on its test branch `%s`. "+
 		"It is closed when the run ends; do not merge it.", sr.TestBranch)
 	_, err := d.GitHub.OpenDraftPR(ctx, ghRepo(k.Repo), sr.TestBranch, k.Branch, title, body, TestPRLabel)
 	return err
+}
+
+// maxPRTitle is GitHub's limit on a pull request's title, in characters:
+// a longer one is refused (422), and the test pull request not opened.
+const maxPRTitle = 256
+
+// testPRTitle names the PRs under test and the target branch, within
+// maxPRTitle: as many PRs as fit, then how many more; a branch name too
+// long even so is cut.
+func testPRTitle(prs []string, branch string) string {
+	title := func(list string) string { return fmt.Sprintf("[mainguard] test run for %s into %s", list, branch) }
+	t := title(strings.Join(prs, ", "))
+	for k := len(prs) - 1; utf8.RuneCountInString(t) > maxPRTitle && k >= 1; k-- {
+		t = title(fmt.Sprintf("%s and %d more", strings.Join(prs[:k], ", "), len(prs)-k))
+	}
+	if r := []rune(t); len(r) > maxPRTitle {
+		t = string(r[:maxPRTitle-1]) + "…"
+	}
+	return t
 }
 
 // The GitHub surface of a deployment without credentials: unavailable.
