@@ -175,11 +175,19 @@ func (s *Server) checkRunJSON(r *repo, c *checkRun) obj {
 	if c.detailsURL != "" {
 		details = c.detailsURL
 	}
+	output := obj{"title": nil, "summary": nil, "text": nil, "annotations_count": 0}
+	app := obj{"id": 1, "slug": "githubsim-ci", "name": "githubsim CI"}
+	if c.appID != 0 {
+		app = obj{"id": c.appID, "slug": "githubsim-app", "name": "githubsim App"}
+		if c.title != "" {
+			output["title"], output["summary"] = c.title, c.summary
+		}
+	}
 	return obj{
 		"id":            c.id,
 		"node_id":       fmt.Sprintf("CR_%d", c.id),
 		"head_sha":      c.sha,
-		"external_id":   "",
+		"external_id":   c.externalID,
 		"url":           s.apiURL("/repos/%s/check-runs/%d", r.fullName(), c.id),
 		"html_url":      fmt.Sprintf("https://github.com/%s/runs/%d", r.fullName(), c.id),
 		"details_url":   details,
@@ -188,9 +196,9 @@ func (s *Server) checkRunJSON(r *repo, c *checkRun) obj {
 		"started_at":    ts(c.startedAt),
 		"completed_at":  tsPtr(c.completedAt),
 		"name":          c.name,
-		"output":        obj{"title": nil, "summary": nil, "text": nil, "annotations_count": 0},
+		"output":        output,
 		"check_suite":   obj{"id": checkSuiteID(c.sha)},
-		"app":           obj{"id": 1, "slug": "githubsim-ci", "name": "githubsim CI"},
+		"app":           app,
 		"pull_requests": []obj{},
 	}
 }

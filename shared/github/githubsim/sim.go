@@ -110,6 +110,10 @@ type checkRun struct {
 	detailsURL                    string
 	startedAt                     time.Time
 	completedAt                   *time.Time
+	// Made through the REST API (checkruns.go): by which App, with what
+	// external id and output.
+	appID                      int64
+	externalID, title, summary string
 }
 
 // New creates a server whose repositories live under dir (created if
