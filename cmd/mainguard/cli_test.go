@@ -91,7 +91,7 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"org", "create"}, "org create needs --slug"},
 		{[]string{"token", "create"}, "token create needs --org"},
 		{[]string{"token", "revoke", "--org", "acme"}, "token revoke needs --token"},
-		{[]string{"upload", "--org", "acme", "a.xml"}, "upload needs --token and --repo and --sha and --branch"},
+		{[]string{"upload", "--org", "acme", "a.xml"}, "upload needs --token"},
 		{[]string{"repo", "set", "https://github.com/acme/web", "--org", "acme"}, `"https://github.com/acme/web" is not a repository: give HOST/OWNER/NAME`},
 		{[]string{"repo", "set", "acme/web", "--org", "acme"}, "give HOST/OWNER/NAME, e.g. github.com/acme/web"},
 		{[]string{"repo", "set", "github.com/acme/web/extra", "--org", "acme"}, "is not a repository"},

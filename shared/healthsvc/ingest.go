@@ -149,6 +149,7 @@ func (s *Service) ingest(ctx context.Context, org, uploadID, lease string) error
 	if err := ignoreDone(s.Store.FinishUpload(ctx, up)); err != nil {
 		return err
 	}
+	s.postCheckRun(ctx, up, settings)
 	attrs := []any{"org", org, "upload", uploadID, "runs", sum.Runs, "guarded", guarded}
 	if t := bill.Total(); t.Calls > 0 {
 		attrs = append(attrs, "ddb_billed_read", t.Read, "ddb_billed_write", t.Write+t.IndexWrite)
