@@ -10,6 +10,7 @@ import (
 	"github.com/mainguard/mainguard/shared/healthsvc"
 	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/queueapi"
 	"github.com/mainguard/mainguard/shared/testview"
 )
 
@@ -28,7 +29,7 @@ func main() {
 			return nil, err
 		}
 		if gh != nil {
-			h.Checks = healthsvc.NewChecks(gh, b.Config.GitHubAPIURL)
+			h.Checks = healthsvc.NewChecks(gh, queueapi.EnterpriseHost(b.Config.GitHubAPIURL))
 		}
 		return h.IngestS3, nil
 	})

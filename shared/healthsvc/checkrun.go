@@ -30,28 +30,24 @@ var _ CheckRuns = (*github.Client)(nil)
 // ingested, on the repositories of one GitHub.
 type Checks struct {
 	GitHub CheckRuns
-	// Host is that GitHub's host for repositories besides github.com
-	// (GitHub Enterprise's); repositories of other hosts get no check run.
+	// Host is GitHub Enterprise's host, "" for github.com alone:
+	// repositories of other hosts get no check run.
 	Host string
 }
 
-// NewChecks is the check run poster of the GitHub client c, configured
-// with the API root apiURL ("" for github.com): nil when c is nil, so a
-// deployment without GitHub posts nothing.
-func NewChecks(c CheckRuns, apiURL string) *Checks {
+// NewChecks is the check run poster of the GitHub client c, whose
+// repositories are github.com's or, on GitHub Enterprise, enterpriseHost's
+// (queueapi.EnterpriseHost): nil when c is nil, so a deployment without
+// GitHub posts nothing.
+func NewChecks(c CheckRuns, enterpriseHost string) *Checks {
 	if c == nil {
 		return nil
 	}
-	host := "github.com"
-	if u := strings.TrimPrefix(strings.TrimPrefix(apiURL, "https://"), "http://"); u != "" {
-		host, _, _ = strings.Cut(u, "/")
-		host, _, _ = strings.Cut(host, ":")
-	}
-	return &Checks{GitHub: c, Host: host}
+	return &Checks{GitHub: c, Host: enterpriseHost}
 }
 
 func (c *Checks) serves(ref repository.Ref) bool {
-	return strings.EqualFold(ref.Host, "github.com") || strings.EqualFold(ref.Host, c.Host)
+	return strings.EqualFold(ref.Host, "github.com") || (c.Host != "" && strings.EqualFold(ref.Host, c.Host))
 }
 
 // claimTTL is how long a claim to create a commit's check run holds off
