@@ -262,12 +262,8 @@ def test_cache():
 	// test_network is quarantined by its override.
 	w.write("fail-network", "")
 	out, _, _ = run(commitOf("c"), 33)
-	id := regexp.MustCompile(`failed (\S+) test_network`).FindStringSubmatch(out)
-	if id == nil {
-		t.Fatalf("no id for test_network:\n%s", out)
-	}
 	w.admin("repo", "set", "github.com/"+repo, "--org", "acme", "--quarantine", "on")
-	w.admin("test", "quarantine", "github.com/"+repo, id[1], "--org", "acme", "--always")
+	w.admin("test", "quarantine", "github.com/"+repo, failedID(t, out, "test_network"), "--org", "acme", "--always")
 	out, errOut, code = run(commitOf("d"), 34)
 	wantExit(t, "only a quarantined failure", code, 0, out, errOut)
 	wantIn(t, "only a quarantined failure", out, "quarantined: quarantined by its ALWAYS_QUARANTINE override")

@@ -91,6 +91,9 @@ func testRun(e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "mainguard: skipped %s: %s\n", printable(s.path), printable(s.why))
 	}
 	if len(reports) == 0 {
+		if doubt != "" {
+			return warn("no JUnit report to upload", errors.New(doubt))
+		}
 		return warn("no JUnit report to upload", nil)
 	}
 	info := run.detect(e)
