@@ -35,7 +35,13 @@ type ciWorld struct {
 
 func newCIWorld(t *testing.T, org string) *ciWorld {
 	t.Helper()
-	e := localEnv(t, nil)
+	return newCIWorldWith(t, org, nil)
+}
+
+// newCIWorldWith is newCIWorld with more of the service's configuration.
+func newCIWorldWith(t *testing.T, org string, config map[string]string) *ciWorld {
+	t.Helper()
+	e := localEnv(t, config)
 	out, _, code := mg(t, e, "org", "create", "--slug", org)
 	token := tokenRE.FindString(out)
 	if code != 0 || token == "" {
