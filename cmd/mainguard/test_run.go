@@ -96,16 +96,22 @@ func testRun(e *env, args []string) error {
 		}
 		return warn("no JUnit report to upload", nil)
 	}
+	return uploadAndExit(ctx, e, client(), *org, run, reports, doubt, code, warn)
+}
+
+// uploadAndExit uploads the reports of a run of the tests that exited
+// code, prints the failures with their labels, and ends with the exit
+// code the build should have (exitCode). Whatever fails is warn's: one
+// warning, and code.
+func uploadAndExit(ctx context.Context, e *env, c *apiClient, org string, run runFlags, reports []report, doubt string, code int, warn func(string, error) error) error {
 	info := run.detect(e)
 	ref, err := tested(info)
 	if err != nil {
 		return warn("nothing uploaded", err)
 	}
-	if *org == "" {
+	if org == "" {
 		return warn("nothing uploaded", errors.New("no organization: give --org or set MAINGUARD_ORG"))
 	}
-	c := client()
-	c.tries = 3
 	if c.token == "" {
 		return warn("nothing uploaded", errors.New("no token: give --token or set MAINGUARD_TOKEN"))
 	}
@@ -115,9 +121,10 @@ func testRun(e *env, args []string) error {
 			return warn("nothing uploaded", err)
 		}
 	}
+	c.tries = 3
 	sum, failed := totals(reports)
-	ids := failedIDs(*org, ref, *run.variant, failed)
-	s, err := send(ctx, c, *org, ref, info, *run.variant, owners, reports, failed, e.now())
+	ids := failedIDs(org, ref, *run.variant, failed)
+	s, err := send(ctx, c, org, ref, info, *run.variant, owners, reports, failed, e.now())
 	if err != nil && s.uploadID == "" {
 		return warn("the results were not uploaded", explain(err))
 	}
@@ -127,7 +134,7 @@ func testRun(e *env, args []string) error {
 	} else {
 		fmt.Fprintf(e.stderr, "mainguard: warning: which tests are quarantined is unknown: %v\n", explain(err))
 	}
-	labs, page, lerr := labels(ctx, c, *org, ref, s.uploadID, ids[:min(len(ids), maxFailuresShown)])
+	labs, page, lerr := labels(ctx, c, org, ref, s.uploadID, ids[:min(len(ids), maxFailuresShown)])
 	if lerr != nil && len(ids) > 0 {
 		fmt.Fprintf(e.stderr, "mainguard: the failures' labels are not known: %v\n", explain(lerr))
 	}

@@ -61,38 +61,7 @@ func upload(e *env, args []string) error {
 	if len(reports) == 0 {
 		return warn("nothing uploaded", errors.New("no JUnit report to upload"))
 	}
-	info := run.detect(e)
-	ref, err := tested(info)
-	if err != nil {
-		return warn("nothing uploaded", err)
-	}
-	var owners []byte
-	if *run.codeowners != "" {
-		if owners, err = os.ReadFile(*run.codeowners); err != nil {
-			return warn("nothing uploaded", err)
-		}
-	}
-	c := client()
-	c.tries = 3
-	sum, failed := totals(reports)
-	ids := failedIDs(*org, ref, *run.variant, failed)
-	s, err := send(ctx, c, *org, ref, info, *run.variant, owners, reports, failed, e.now())
-	if err != nil && s.uploadID == "" {
-		return warn("the results were not uploaded", explain(err))
-	}
-	var answer *sent
-	if err == nil {
-		answer = &s
-	} else {
-		fmt.Fprintf(e.stderr, "mainguard: warning: which tests are quarantined is unknown: %v\n", explain(err))
-	}
-	labs, page, _ := labels(ctx, c, *org, ref, s.uploadID, ids[:min(len(ids), maxFailuresShown)])
-	printResults(e.stdout, len(reports), sum, s, ids, failed, labs, page)
-	final, why := exitCode(code, failed, ids, doubt, answer)
-	if why != "" {
-		fmt.Fprintf(e.stderr, "mainguard: %s\n", why)
-	}
-	return exitError(final)
+	return uploadAndExit(ctx, e, client(), *org, run, reports, doubt, code, warn)
 }
 
 // uploadOnly uploads the files and prints the failures: any failure is
