@@ -58,7 +58,10 @@ func (s *Store) SetCheckRunID(ctx context.Context, org string, repo repository.R
 type CommitUpload struct {
 	ID     string
 	At     time.Time // when its runs happened
-	Branch string
+	// Recorded is when its first batch record was written: the order of
+	// uploads whose runs have the same time.
+	Recorded time.Time
+	Branch   string
 	// Passed and Failed are its tests with a passing and with a failed
 	// run (lower-case ids); both empty for an upload the infrastructure
 	// guard set aside, which records no tests.
@@ -66,7 +69,8 @@ type CommitUpload struct {
 }
 
 // CommitUploads reads the batch records of a repository's commit, by
-// upload, oldest first: one Query (a page per 1 MB of records).
+// upload, oldest first (by their runs' time, then by when they were
+// recorded): one Query (a page per 1 MB of records).
 func (s *Store) CommitUploads(ctx context.Context, org string, repo repository.Ref, sha string) ([]CommitUpload, error) {
 	byID := map[string]*CommitUpload{}
 	up := testhealth.UploadRuns{Org: org, Repo: repo, SHA: sha}
@@ -77,6 +81,9 @@ func (s *Store) CommitUploads(ctx context.Context, org string, repo repository.R
 		if u == nil {
 			u = &CommitUpload{ID: id, At: nanosAttr(item["at"]), Branch: strAttr(item["br"]), Passed: map[string]bool{}, Failed: map[string]bool{}}
 			byID[id] = u
+		}
+		if in := nanosAttr(item["in"]); item["in"] != nil && (u.Recorded.IsZero() || in.Before(u.Recorded)) {
+			u.Recorded = in
 		}
 		for attr, set := range map[string]map[string]bool{"p": u.Passed, "f": u.Failed} {
 			if ss, ok := item[attr].(*types.AttributeValueMemberSS); ok {
@@ -96,6 +103,9 @@ func (s *Store) CommitUploads(ctx context.Context, org string, repo repository.R
 	sort.Slice(out, func(i, j int) bool {
 		if !out[i].At.Equal(out[j].At) {
 			return out[i].At.Before(out[j].At)
+		}
+		if !out[i].Recorded.Equal(out[j].Recorded) {
+			return out[i].Recorded.Before(out[j].Recorded)
 		}
 		return out[i].ID < out[j].ID
 	})
