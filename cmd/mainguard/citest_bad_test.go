@@ -255,7 +255,7 @@ func TestUploadTestProcessExitCode(t *testing.T) {
 	out, errOut, code = w.run(down, "upload", "--test-process-exit-code", "1", q)
 	wantExit(t, "the service down", code, 1, out, errOut)
 	wantIn(t, "the service down", errOut, "mainguard: warning: the results were not uploaded", "exit 1, the tests' own code")
-	out, errOut, code = w.run(down, "upload", q)
+	_, errOut, code = w.run(down, "upload", q)
 	if code != 1 {
 		t.Errorf("upload without the flag, service down: exit %d, want 1 (an error of its own)\n%s", code, errOut)
 	}

@@ -351,12 +351,11 @@ func TestREADMECISnippets(t *testing.T) {
 	install := "go install " + strings.TrimPrefix(strings.SplitN(string(mod), "\n", 2)[0], "module ") + "/cmd/mainguard@"
 
 	type snippet struct {
-		info     string
-		env      map[string]string // the CI's own
-		commands func() ([]string, map[string]string)
-		sha      string
-		branch   string
-		pr       int
+		info   string
+		env    map[string]string // the CI's own
+		sha    string
+		branch string
+		pr     int
 	}
 	sha := func(d string) string { return strings.Repeat(d, 40) }
 	snippets := []snippet{

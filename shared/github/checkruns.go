@@ -24,7 +24,7 @@ type CheckRun struct {
 const MaxCheckRunSummary = 65535
 
 func (r CheckRun) output() *gh.CheckRunOutput {
-	return &gh.CheckRunOutput{Title: gh.Ptr(r.Title), Summary: gh.Ptr(r.Summary)}
+	return &gh.CheckRunOutput{Title: new(r.Title), Summary: new(r.Summary)}
 }
 
 // CreateCheckRun creates a completed check run and returns its id. Only a
@@ -37,14 +37,14 @@ func (c *Client) CreateCheckRun(ctx context.Context, repo Repo, r CheckRun) (int
 	}
 	now := gh.Timestamp{Time: c.now().UTC()}
 	opt := gh.CreateCheckRunOptions{
-		Name: r.Name, HeadSHA: r.HeadSHA, Status: gh.Ptr("completed"), Conclusion: gh.Ptr(r.Conclusion),
+		Name: r.Name, HeadSHA: r.HeadSHA, Status: new("completed"), Conclusion: new(r.Conclusion),
 		CompletedAt: &now, Output: r.output(),
 	}
 	if r.DetailsURL != "" {
-		opt.DetailsURL = gh.Ptr(r.DetailsURL)
+		opt.DetailsURL = new(r.DetailsURL)
 	}
 	if r.ExternalID != "" {
-		opt.ExternalID = gh.Ptr(r.ExternalID)
+		opt.ExternalID = new(r.ExternalID)
 	}
 	run, _, err := c.gh.Checks.CreateCheckRun(forRepo(ctx, repo), repo.Owner, repo.Name, opt)
 	if err != nil {
@@ -61,13 +61,13 @@ func (c *Client) UpdateCheckRun(ctx context.Context, repo Repo, id int64, r Chec
 	}
 	now := gh.Timestamp{Time: c.now().UTC()}
 	opt := gh.UpdateCheckRunOptions{
-		Name: r.Name, Status: gh.Ptr("completed"), Conclusion: gh.Ptr(r.Conclusion), CompletedAt: &now, Output: r.output(),
+		Name: r.Name, Status: new("completed"), Conclusion: new(r.Conclusion), CompletedAt: &now, Output: r.output(),
 	}
 	if r.DetailsURL != "" {
-		opt.DetailsURL = gh.Ptr(r.DetailsURL)
+		opt.DetailsURL = new(r.DetailsURL)
 	}
 	if r.ExternalID != "" {
-		opt.ExternalID = gh.Ptr(r.ExternalID)
+		opt.ExternalID = new(r.ExternalID)
 	}
 	_, _, err := c.gh.Checks.UpdateCheckRun(forRepo(ctx, repo), repo.Owner, repo.Name, id, opt)
 	return c.wrap(err, fmt.Sprintf("update check run %d", id))
@@ -80,9 +80,9 @@ func (c *Client) FindCheckRun(ctx context.Context, repo Repo, sha, name string) 
 	if err := checkRepo(repo); err != nil {
 		return 0, false, err
 	}
-	opt := &gh.ListCheckRunsOptions{CheckName: gh.Ptr(name), Filter: gh.Ptr("all"), ListOptions: gh.ListOptions{PerPage: 100}}
+	opt := &gh.ListCheckRunsOptions{CheckName: new(name), Filter: new("all"), ListOptions: gh.ListOptions{PerPage: 100}}
 	if a, ok := c.auth.(*appAuth); ok {
-		opt.AppID = gh.Ptr(a.creds.AppID)
+		opt.AppID = new(a.creds.AppID)
 	}
 	res, _, err := c.gh.Checks.ListCheckRunsForRef(forRepo(ctx, repo), repo.Owner, repo.Name, sha, opt)
 	if err != nil {

@@ -56,8 +56,8 @@ func (s *Store) SetCheckRunID(ctx context.Context, org string, repo repository.R
 // CommitUpload is what the batch records of a commit say of one of its
 // uploads.
 type CommitUpload struct {
-	ID     string
-	At     time.Time // when its runs happened
+	ID string
+	At time.Time // when its runs happened
 	// Recorded is when its first batch record was written: the order of
 	// uploads whose runs have the same time.
 	Recorded time.Time
