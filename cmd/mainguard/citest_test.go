@@ -274,3 +274,34 @@ def test_cache():
 	wantExit(t, "only a quarantined failure", code, 0, out, errOut)
 	wantIn(t, "only a quarantined failure", out, "quarantined: quarantined by its ALWAYS_QUARANTINE override")
 }
+
+// TestCIInfo: ci-info prints what was detected and from where, flags
+// over the CI's environment.
+func TestCIInfo(t *testing.T) {
+	t.Parallel()
+	gitlab := map[string]string{"GITLAB_CI": "true", "CI_PROJECT_URL": "https://gitlab.com/acme/web", "CI_COMMIT_SHA": commitOf("c"),
+		"CI_COMMIT_REF_NAME": "feature/a", "CI_MERGE_REQUEST_IID": "8", "CI_MERGE_REQUEST_SOURCE_BRANCH_NAME": "feature/a",
+		"CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "main", "CI_JOB_URL": "https://gitlab.com/acme/web/-/jobs/42", "CI_JOB_RETRY_COUNT": "1"}
+	var out, errb bytes.Buffer
+	code := runEnv(&env{ctx: context.Background(), stdout: &out, stderr: &errb, getenv: getenvOf(gitlab), now: time.Now, dir: t.TempDir()},
+		[]string{"ci-info", "--branch", "topic"})
+	if code != 0 {
+		t.Fatalf("ci-info: %d %s", code, errb.String())
+	}
+	for _, want := range []string{
+		"CI             GitLab CI",
+		"repository     gitlab.com/acme/web",
+		"from CI_PROJECT_URL",
+		"commit         " + commitOf("c") + "  from CI_COMMIT_SHA",
+		"branch         topic",
+		"from flag",
+		"pull request   8",
+		"target branch  main",
+		"attempt        2",
+		"from CI_JOB_RETRY_COUNT",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("ci-info does not show %q:\n%s", want, out.String())
+		}
+	}
+}
