@@ -190,6 +190,11 @@ func (s *Service) commitCheckRun(ctx context.Context, up store.Upload, settings 
 			run.Conclusion = "failure"
 		}
 	}
+	if len(failing) > len(list) {
+		// Some failures were not labelled (MaxLabelled): not known to be
+		// quarantined.
+		run.Conclusion = "failure"
+	}
 	return run, nil
 }
 
