@@ -132,6 +132,7 @@ func startServe(t *testing.T, e map[string]string, args ...string) (string, *tes
 		}
 		select {
 		case code := <-done:
+			done <- code // for the cleanup, which waits for it
 			t.Fatalf("serve exited early with %d: %s", code, out.String())
 		case <-guard:
 			t.Fatalf("serve did not start: %s", out.String())
