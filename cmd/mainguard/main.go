@@ -36,6 +36,9 @@ func init() {
 		{"test list", "HOST/OWNER/NAME", "list a repository's tests: unhealthy by default, or of one status, or the quarantined ones", testList},
 		{"test show", "HOST/OWNER/NAME TEST_ID", "show one test: status and reason, rates, quarantine, owners, ticket, link", testShow},
 		{"test quarantine", "HOST/OWNER/NAME TEST_ID", "set a test's quarantine override: --always, --never or --unset", testQuarantine},
+		// After the test group: `test list …` is that command, `test … -- COMMAND` this one.
+		{"test", "[flags] -- COMMAND [ARGS...]", "run the tests' command, upload its JUnit reports, print each failure's label, and exit with its code, or 0 when every failed test is quarantined", testRun},
+		{"ci-info", "", "print what the CI's environment (or git) says is tested, and where each value came from", ciInfo},
 		{"uploads list", "", "list an organization's recent uploads, with why a refused one was refused", uploadsList},
 		{"webhook add", "", "add a webhook endpoint and print its signing secret, once", webhookAdd},
 		{"webhook list", "", "list an organization's webhook endpoints", webhookList},
@@ -63,14 +66,15 @@ func init() {
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+	code := runEnv(&env{ctx: ctx, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, now: time.Now}, os.Args[1:])
 	stop()
 	os.Exit(code)
 }
 
 // run is the program, with its world passed in so tests drive it. It
 // answers 0 when the command did its work (or printed help), 1 when it
-// failed, 2 for a mistake in the command line.
+// failed, 2 for a mistake in the command line; `test` and `upload
+// --test-process-exit-code` answer the tests' exit code.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	return runEnv(&env{ctx: ctx, stdout: stdout, stderr: stderr, getenv: getenv, now: time.Now}, args)
 }
@@ -99,9 +103,12 @@ func runEnv(e *env, args []string) int {
 		err = cmd.run(e, rest)
 	}
 	var u usageError
+	var exit exitError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return 0
+	case errors.As(err, &exit):
+		return int(exit)
 	case errors.As(err, &u):
 		fmt.Fprintln(stderr, "mainguard:", err)
 		return 2

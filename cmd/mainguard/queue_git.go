@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net/url"
 	"os/exec"
 	"strings"
 
@@ -56,29 +55,9 @@ func gitOrigin(e *env) (repository.Ref, error) {
 	if err != nil {
 		return repository.Ref{}, err
 	}
-	return remoteRepo(addr)
-}
-
-// remoteRepo reads a remote's address in the forms git takes for a hosted
-// repository: scp-like (git@github.com:acme/web.git) and URLs
-// (https://github.com/acme/web, with or without .git; ssh://git@host/…).
-func remoteRepo(addr string) (repository.Ref, error) {
-	notHosted := fmt.Errorf("origin %q is not the address of a hosted repository", addr)
-	var host, path string
-	if strings.Contains(addr, "://") {
-		u, err := url.Parse(addr)
-		if err != nil || u.Hostname() == "" {
-			return repository.Ref{}, notHosted // file:///srv/git/web.git
-		}
-		host, path = u.Hostname(), u.Path
-	} else if before, after, ok := strings.Cut(addr, ":"); ok && !strings.Contains(before, "/") {
-		host, path = before[strings.LastIndex(before, "@")+1:], after
-	} else {
-		return repository.Ref{}, notHosted // a local path
-	}
-	ref, err := repository.Parse(host + "/" + strings.TrimSuffix(strings.Trim(path, "/"), ".git"))
+	ref, err := repository.ParseRemote(addr)
 	if err != nil {
-		return repository.Ref{}, notHosted
+		return repository.Ref{}, fmt.Errorf("origin %w", err)
 	}
 	return ref, nil
 }

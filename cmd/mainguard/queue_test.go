@@ -16,6 +16,7 @@ import (
 
 	"github.com/mainguard/mainguard/internal/testkit"
 	mqservice "github.com/mainguard/mainguard/internal/testkit/service"
+	"github.com/mainguard/mainguard/shared/repository"
 )
 
 // queueT0 is the driven clock's start in the queue goldens.
@@ -297,14 +298,14 @@ func TestRemoteRepo(t *testing.T) {
 		"github.com:acme/web.git":                  "github.com/acme/web",
 		"https://gitlab.example.com/a/b/proj.git":  "gitlab.example.com/a/b/proj",
 	} {
-		got, err := remoteRepo(addr)
+		got, err := repository.ParseRemote(addr)
 		if err != nil || got.String() != want {
-			t.Errorf("remoteRepo(%q) = %v, %v; want %s", addr, got, err, want)
+			t.Errorf("ParseRemote(%q) = %v, %v; want %s", addr, got, err, want)
 		}
 	}
 	for _, addr := range []string{"/srv/git/web.git", "../web", "file:///srv/git/web.git", "https://github.com/acme", "git@github.com:web.git"} {
-		if got, err := remoteRepo(addr); err == nil {
-			t.Errorf("remoteRepo(%q) = %v, want an error", addr, got)
+		if got, err := repository.ParseRemote(addr); err == nil {
+			t.Errorf("ParseRemote(%q) = %v, want an error", addr, got)
 		}
 	}
 }

@@ -4,41 +4,32 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
-
-	"github.com/mainguard/mainguard/shared/api"
-	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/testhealth"
-	"github.com/mainguard/mainguard/shared/testhealth/bundle"
-	"github.com/mainguard/mainguard/shared/testhealth/junit"
 )
 
-// clientVersion is what mainguard upload tells the service it is.
-const clientVersion = "mainguard-upload 1"
-
 // upload is `mainguard upload FILES...`: it bundles JUnit files as the
-// public uploader does (same meta.json fields) and sends them through the
-// same three calls: createBundleUpload, the PUT of the bundle to the
-// address it answers, and getQuarantineConfig for the failed tests. It
-// then prints what the upload held and, for each failed test, its id, its
-// status and its page, read back with get-test-details.
+// public uploader does and sends them through the same three calls
+// (results.go), then prints what the upload held and, for each failed
+// test, its id, its label ("was this failure mine?") and its page. What
+// is tested comes from the CI's environment, then git, then the flags.
+//
+// With --test-process-exit-code N (the public uploader's flag, for CI that
+// runs the tests in a step of its own) it exits as `mainguard test` does:
+// N, or 0 when N is not 0 and every failed test is quarantined; whatever
+// goes wrong is one warning and exit N. Without it, it exits 0 once the
+// upload is done, and a report that is no JUnit is an error.
 func upload(e *env, args []string) error {
 	f := newFlags(cmdOf("upload"))
 	client := apiFlags(f, e)
 	org := f.orgFlag(e)
-	repoArg := f.String("repo", "", "the repository tested, HOST/OWNER/NAME")
-	sha := f.String("sha", "", "the commit tested")
-	branch := f.String("branch", "", "the branch tested")
-	pr := f.Int("pr", 0, "the pull request number, if the run is for one")
-	variant := f.String("variant", "", "the variant, e.g. an OS, when the same tests run in several")
-	codeownersPath := f.String("codeowners", "", "a CODEOWNERS file to send, for the tests' owners")
-	f.require("repo", "sha", "branch")
+	run := newRunFlags(f)
+	exitWith := f.Int("test-process-exit-code", 0, "the exit code of the tests' command: exit with it, or 0 when it failed and every failed test is quarantined")
 	files, err := f.parse(e, args, -1)
 	if err != nil {
 		return err
@@ -46,159 +37,131 @@ func upload(e *env, args []string) error {
 	if len(files) == 0 {
 		return usageError("upload needs at least one JUnit file")
 	}
-	ref, err := parseRepo(*repoArg)
-	if err != nil {
-		return err
+	if !f.isSet("test-process-exit-code") {
+		return uploadOnly(e, client(), *org, run, files)
 	}
-	// A commit is named in full, as the API's pr.sha is: a short sha is
-	// ambiguous, and test health compares commits by it (pass-on-retry).
-	if err := api.LimitOf("pr.sha").Check("--sha", *sha); err != nil {
-		return usageError("upload: " + errs.MessageOf(err) + " (git rev-parse HEAD prints it)")
+	code := *exitWith
+	ctx, cancel := context.WithTimeout(e.ctx, time.Minute)
+	defer cancel()
+	warn := func(what string, err error) error {
+		fmt.Fprintf(e.stderr, "mainguard: warning: %s: %v; exit %d, the tests' own code\n", what, err, code)
+		return exitError(code)
 	}
-	in := bundle.WriteInput{Meta: bundle.Meta{
-		Org: *org, CLIVersion: clientVersion, Variant: *variant, UploadTime: e.now(),
-		Repo: bundle.Repo{Host: ref.Host, Owner: ref.Owner, Name: ref.Name, HeadSHA: *sha, HeadBranch: *branch,
-			URL: "https://" + ref.Host + "/" + ref.Owner + "/" + ref.Name},
-		Envs: map[string]string{},
-	}}
-	if *pr > 0 {
-		// As GitHub Actions says it; the service reads the number back.
-		in.Meta.Envs["GITHUB_REF"] = "refs/pull/" + strconv.Itoa(*pr) + "/merge"
-	}
-	for _, path := range files {
-		body, err := os.ReadFile(path)
+	var reports []report
+	var doubt string
+	for _, p := range files {
+		r, err := readReport(p, p)
 		if err != nil {
-			return err
+			fmt.Fprintf(e.stderr, "mainguard: skipped %s: %s\n", printable(p), printable(err.Error()))
+			doubt = "a report was skipped"
+			continue
 		}
-		st, _ := os.Stat(path)
-		in.JUnit = append(in.JUnit, bundle.File{OriginalPath: path, Body: body, ModTime: st.ModTime()})
+		reports = append(reports, r)
 	}
-	if *codeownersPath != "" {
-		if in.Codeowners, err = os.ReadFile(*codeownersPath); err != nil {
-			return err
-		}
+	if len(reports) == 0 {
+		return warn("nothing uploaded", errors.New("no JUnit report to upload"))
 	}
-	sum, failed, err := readReports(in.JUnit)
-	if err != nil {
-		return err
-	}
-	c := client()
-	repoJSON := map[string]string{"host": ref.Host, "owner": ref.Owner, "name": ref.Name}
-
-	var created struct {
-		ID  string `json:"id"`
-		URL string `json:"url"`
-	}
-	if err := c.post(e.ctx, "/metrics/createBundleUpload", map[string]any{
-		"repo": repoJSON, "orgUrlSlug": *org, "clientVersion": clientVersion, "remoteUrls": []string{},
-	}, &created); err != nil {
-		return err
-	}
-	in.Meta.BundleUploadID = created.ID
-	var buf bytes.Buffer
-	if err := bundle.Write(&buf, in); err != nil {
-		return err
-	}
-	if err := c.put(e.ctx, created.URL, buf.Bytes()); err != nil {
-		return err
-	}
-
-	var quarantine struct {
-		IsDisabled bool     `json:"isDisabled"`
-		TestIDs    []string `json:"testIds"`
-	}
-	if len(failed) > 0 {
-		ids := make([]map[string]string, len(failed))
-		for i, fl := range failed {
-			ids[i] = map[string]string{"name": fl.Name, "parentName": fl.Parent, "className": fl.Classname, "file": fl.File, "id": fl.ID, "variant": *variant}
-		}
-		if err := c.post(e.ctx, "/metrics/getQuarantineConfig", map[string]any{
-			"repo": repoJSON, "orgUrlSlug": *org, "remoteUrls": []string{}, "testIdentifiers": ids,
-		}, &quarantine); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(e.stdout, "uploaded %d file(s) as upload %s (%d bytes): %d runs, %d passed, %d failed, %d skipped; %d failed test(s), %d quarantined\n",
-		len(files), created.ID, buf.Len(), sum.Runs, sum.Passed, sum.Failed, sum.Skipped, len(failed), len(quarantine.TestIDs))
-	quarantined := map[string]bool{}
-	for _, id := range quarantine.TestIDs {
-		quarantined[strings.ToLower(id)] = true
-	}
-	for i, fl := range failed {
-		if i == maxFailuresShown {
-			fmt.Fprintf(e.stdout, "  … and %d more failed test(s)\n", len(failed)-i)
-			break
-		}
-		id := testhealth.TestID(testhealth.Identity{
-			Org: *org, Repo: ref.String(), File: fl.File, Classname: fl.Classname, Parent: fl.Parent,
-			Name: fl.Name, ExplicitID: fl.ID, Variant: *variant,
-		})
-		line := fmt.Sprintf("  failed %s %s", id, fl.Name)
-		if quarantined[id] {
-			line += " (quarantined: its failure does not fail the build)"
-		}
-		fmt.Fprintln(e.stdout, line)
-		// The service ingests a bundle after the PUT; deployed, that is
-		// asynchronous, so the test may not be readable yet.
-		var details struct {
-			Test struct {
-				Status struct {
-					Value  string `json:"value"`
-					Reason string `json:"reason"`
-				} `json:"status"`
-				HTMLURL string `json:"html_url"`
-			} `json:"test"`
-		}
-		if err := c.post(e.ctx, "/flaky-tests/get-test-details", map[string]any{
-			"repo": repoJSON, "org_url_slug": *org, "test_id": id,
-		}, &details); err == nil {
-			fmt.Fprintf(e.stdout, "         %s: %s\n         %s\n", details.Test.Status.Value, details.Test.Status.Reason, details.Test.HTMLURL)
-		}
-	}
-	return nil
+	return uploadAndExit(ctx, e, client(), *org, run, reports, doubt, code, warn)
 }
 
-// maxFailuresShown bounds the failures upload lists (and reads back).
-const maxFailuresShown = 20
-
-// failedTest is the identity of a test that failed in the reports.
-type failedTest struct{ Name, Parent, Classname, File, ID string }
-
-// readReports counts the runs of the reports with the service's own
-// parser and lists the identities of the tests that failed, each once.
-func readReports(files []bundle.File) (junit.Summary, []failedTest, error) {
-	var total junit.Summary
-	var out []failedTest
-	seen := map[failedTest]bool{}
-	for _, file := range files {
-		sum, err := junit.Parse(bytes.NewReader(file.Body), junit.Limits{}, func(r junit.Run) error {
-			if t := (failedTest{r.Name, r.Parent, r.Classname, r.File, r.ID}); (r.Status == junit.Failed || r.Status == junit.Errored) && !seen[t] {
-				seen[t] = true
-				out = append(out, t)
-			}
-			return nil
-		})
+// uploadOnly uploads the files and prints the failures: any failure is
+// the command's.
+func uploadOnly(e *env, c *apiClient, org string, run runFlags, files []string) error {
+	var reports []report
+	for _, p := range files {
+		r, err := readReport(p, p)
 		if err != nil {
-			return total, nil, fmt.Errorf("%s: %w", file.OriginalPath, err)
+			return fmt.Errorf("%s: %w", p, err)
 		}
-		total.Runs, total.Passed, total.Skipped = total.Runs+sum.Runs, total.Passed+sum.Passed, total.Skipped+sum.Skipped
-		total.Failed += sum.Failed + sum.Errored
+		reports = append(reports, r)
 	}
-	return total, out, nil
+	info := run.detect(e)
+	ref, err := tested(info)
+	if err != nil {
+		return usageError("upload " + err.Error())
+	}
+	var owners []byte
+	if *run.codeowners != "" {
+		if owners, err = os.ReadFile(*run.codeowners); err != nil {
+			return err
+		}
+	}
+	c.tries = 3
+	sum, failed := totals(reports)
+	ids := failedIDs(org, ref, *run.variant, failed)
+	s, err := send(e.ctx, c, org, ref, info, *run.variant, owners, reports, failed, e.now())
+	if err != nil {
+		return err
+	}
+	// Deployed, the bundle is ingested after the PUT: the labels are what
+	// test health knew then.
+	labs, page, _ := labels(e.ctx, c, org, ref, s.uploadID, ids[:min(len(ids), maxFailuresShown)])
+	printResults(e.stdout, len(reports), sum, s, ids, failed, labs, page)
+	return nil
 }
 
 // apiClient calls the service.
 type apiClient struct {
 	base, token string
 	http        *http.Client
+	// tries is how often a call is made when the service does not answer
+	// or answers 5xx or 429 (1 when zero); waits double from a second.
+	tries int
+}
+
+// apiError is the service's refusal: its status and its one sentence.
+type apiError struct {
+	path   string
+	status int
+	msg    string
+}
+
+func (e *apiError) Error() string { return fmt.Sprintf("%s: %d %s", e.path, e.status, e.msg) }
+
+// retryable reports whether a call that failed with err may succeed if
+// made again: no answer (a timeout, a refused connection), 5xx or 429.
+func retryable(err error) bool {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return ae.status >= 500 || ae.status == http.StatusTooManyRequests
+	}
+	return err != nil && !errors.Is(err, context.Canceled)
+}
+
+// retrying calls try up to c.tries times while it fails retryably, waiting
+// 1 s, then 2 s, between tries, never past ctx's deadline.
+func (c *apiClient) retrying(ctx context.Context, try func() error) error {
+	wait := time.Second
+	for n := 1; ; n++ {
+		err := try()
+		if err == nil || n >= max(c.tries, 1) || !retryable(err) {
+			return err
+		}
+		if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
 }
 
 // apiFlags are --url and --token, for the commands that call the API;
 // the token is required. The client is ready once the flags are parsed.
 func apiFlags(f *flags, e *env) func() *apiClient {
+	c := apiClientFlags(f, e)
+	f.require("token")
+	return c
+}
+
+// apiClientFlags are --url and --token, the token not required (`test`
+// runs the tests without one, and says so after).
+func apiClientFlags(f *flags, e *env) func() *apiClient {
 	token := f.String("token", e.getenv("MAINGUARD_TOKEN"), "API token (default $MAINGUARD_TOKEN)")
 	base := f.String("url", or(e.getenv("MAINGUARD_URL"), "http://127.0.0.1:8080"), "the service's address; /v1 is added when missing (default $MAINGUARD_URL or the local server)")
-	f.require("token")
 	return func() *apiClient {
 		b := strings.TrimRight(*base, "/")
 		if !strings.HasSuffix(b, "/v1") {
@@ -226,44 +189,55 @@ func (c *apiClient) post(ctx context.Context, path string, body, out any) error 
 }
 
 // postRaw sends body as JSON and returns the answer as it came. A refusal
-// is an error holding the API's one sentence on one line.
+// is an *apiError holding the API's one sentence on one line.
 func (c *apiClient) postRaw(ctx context.Context, path string, body any) ([]byte, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-token", c.token)
-	resp, err := c.do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: %d %s", path, resp.StatusCode, strings.Join(strings.Fields(string(data)), " "))
-	}
-	return data, nil
+	var data []byte
+	err = c.retrying(ctx, func() error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, bytes.NewReader(b))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-api-token", c.token)
+		resp, err := c.do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		data, err = io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+		if err != nil {
+			return err
+		}
+		if resp.StatusCode != http.StatusOK {
+			return &apiError{path, resp.StatusCode, strings.Join(strings.Fields(string(data)), " ")}
+		}
+		return nil
+	})
+	return data, err
 }
 
+// put sends a bundle to its signed address (again, when retrying: the
+// service ingests an upload once, whatever how often it lands).
 func (c *apiClient) put(ctx context.Context, url string, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/octet-stream")
-	resp, err := c.do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		return fmt.Errorf("PUT bundle: %d %s", resp.StatusCode, strings.TrimSpace(string(data)))
-	}
-	return nil
+	return c.retrying(ctx, func() error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/octet-stream")
+		resp, err := c.do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			return &apiError{"PUT bundle", resp.StatusCode, strings.TrimSpace(string(data))}
+		}
+		return nil
+	})
 }

@@ -198,7 +198,7 @@ func TestUploadEndToEnd(t *testing.T) {
 	for _, want := range []string{
 		"2 runs, 1 passed, 1 failed, 0 skipped",
 		fmt.Sprintf("failed %s totals (quarantined: its failure does not fail the build)", totalsID),
-		"broken: broken-streak: the last 6 runs on main all failed",
+		"quarantined: quarantined as broken (broken-streak: the last 6 runs on main all failed): its failure does not fail the build",
 		totals["html_url"].(string),
 	} {
 		if !strings.Contains(out, want) {

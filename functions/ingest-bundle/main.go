@@ -9,6 +9,8 @@ import (
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/healthsvc"
 	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/queueapi"
 	"github.com/mainguard/mainguard/shared/testview"
 )
 
@@ -20,6 +22,15 @@ func main() {
 		}
 		bundles := blobs.NewS3(awsCfg, b.Config.BundleBucket, b.Config.S3Endpoint)
 		v := testview.Viewer{PublicAppURL: b.Config.PublicAppURL}
-		return healthsvc.New(b.Store, bundles, v, b.Now, b.NewID, b.Log).IngestS3, nil
+		h := healthsvc.New(b.Store, bundles, v, b.Now, b.NewID, b.Log)
+		// A pull request's commit gets its check run as its uploads are ingested.
+		gh, err := driver.Client(b.Config, b.Now)
+		if err != nil {
+			return nil, err
+		}
+		if gh != nil {
+			h.Checks = healthsvc.NewChecks(gh, queueapi.EnterpriseHost(b.Config.GitHubAPIURL))
+		}
+		return h.IngestS3, nil
 	})
 }

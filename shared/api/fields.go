@@ -48,6 +48,8 @@ var Limits = []Limit{
 	{Field: "orgUrlSlug", Max: 63, Chars: slugChars, About: "organization slug (uploader endpoints)"},
 	{Field: "test_id", Max: 36, Chars: uuidChars, About: "test id"},
 	{Field: "test_case_id", Max: 36, Chars: uuidChars, About: "test id"},
+	{Field: "upload_id", Max: 36, Chars: uuidChars, About: "upload id, as createBundleUpload answered it (label-failures)"},
+	{Field: "test_ids", Max: 36, Items: 100, Chars: uuidChars, About: "test ids (label-failures)"},
 	{Field: "external_ticket_id", Max: 64, Chars: ticketChars, About: "Jira key or Linear id, `PROJ-123`"},
 	{Field: "status", Max: 32, Chars: enumChars, About: "list-unhealthy-tests filter, `FLAKY` or `BROKEN`"},
 	{Field: "start_time", Max: 64, Chars: timeChars, About: "RFC 3339 timestamp"},

@@ -67,6 +67,7 @@ func baseBodies() map[string]map[string]any {
 		"list-quarantined-tests":   th(map[string]any{"page_query": page}),
 		"list-unhealthy-tests":     th(map[string]any{"page_query": page, "status": "FLAKY"}),
 		"list-failing-tests":       th(map[string]any{"page_query": page, "start_time": "2026-07-22T00:00:00Z", "end_time": "2026-07-23T00:00:00Z"}),
+		"label-failures":           th(map[string]any{"upload_id": "00000000-0000-4000-8000-0000000000aa", "test_ids": []any{testID}}),
 		"get-quarantine-config": up(map[string]any{"testIdentifiers": []any{map[string]any{
 			"name": "example_name", "parentName": "parent/fact/path", "className": "ExampleClass", "file": "src/lib.rs", "id": "", "variant": "unix"}}}),
 		"create-bundle-upload": up(map[string]any{"clientVersion": "0.6.12"}),

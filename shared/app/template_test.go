@@ -31,6 +31,7 @@ var readOnlyFunctions = map[string]bool{
 	"status":                true,
 	"get-test-details":      true,
 	"get-quarantine-config": true,
+	"label-failures":        true,
 	// merge-queue reads
 	"get-queue":                       true,
 	"get-submitted-pull-request":      true,

@@ -538,8 +538,9 @@ func bomb(t testing.TB, key string) []byte {
 // TestTestBranchUploadsKeepTheirFailedTests: an upload of a merge-queue
 // test branch keeps the tests that failed in it (not those that passed on a
 // retry within it) and is found by its sha from the time given; an upload
-// of another branch keeps none and is not indexed (no index write to pay),
-// nor is a test-branch upload without failures, or one refused.
+// of another branch keeps its failed tests too but is not indexed (no
+// index write to pay), nor is a test-branch upload without failures, or
+// one refused.
 func TestTestBranchUploadsKeepTheirFailedTests(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -549,14 +550,14 @@ func TestTestBranchUploadsKeepTheirFailedTests(t *testing.T) {
 	up := e.upload(commit{sha: sha, branch: "trunk-merge/pr-7/0f1e", files: [][]byte{
 		report("src/app_test.go", "checkout!", "retried!", "retried", "fine"),
 	}})
-	want := []store.FailedTestRef{{ID: e.test("checkout").ID, Name: "checkout"}}
+	want := []store.FailedTestRef{{ID: e.test("checkout").ID, Name: "checkout", Failed: 1}}
 	if diff := cmp.Diff(up.FailedTests, want); diff != "" || up.FailedTestsTotal != 1 {
 		t.Errorf("failed tests of the upload (-got +want):\n%s (total %d)", diff, up.FailedTestsTotal)
 	}
 	long := strings.Repeat("é", 300) // 600 bytes
 	if up := e.upload(commit{sha: "7c7c", branch: "trunk-merge/pr-9/5e6f", files: [][]byte{report("src/app_test.go", long+"!")}}); len(up.FailedTests) != 1 ||
 		up.FailedTests[0].Name != strings.Repeat("é", 128) {
-		t.Errorf("a long failed test's name is kept as %q", up.FailedTests)
+		t.Errorf("a long failed test's name is kept as %v", up.FailedTests)
 	}
 	e.upload(commit{sha: sha, branch: "feature/x", files: [][]byte{report("src/app_test.go", "checkout!")}})
 	e.upload(commit{sha: sha, branch: "trunk-merge/pr-7/1a2b", files: [][]byte{report("src/app_test.go", "checkout")}})

@@ -141,10 +141,15 @@ func (s *Service) ingest(ctx context.Context, org, uploadID, lease string) error
 	up.Files, up.Tests, up.Runs = sum.Files, rec.tests, sum.Runs
 	up.Passed, up.Failed, up.Skipped = sum.Passed, sum.Failed+sum.Errored, sum.Skipped
 	up.SHA, up.Branch, up.PR = runs.SHA, runs.Branch, runs.PR
+	up.RunsAt, up.Guarded = runs.At, guarded
 	up.FailedTests, up.FailedTestsTotal = rec.failedTests()
+	// The merge queue reads the failures of its test branches' uploads by
+	// their commit: only those are indexed.
+	up.Evidence = strings.HasPrefix(runs.Branch, mergequeue.TestBranchPrefix)
 	if err := ignoreDone(s.Store.FinishUpload(ctx, up)); err != nil {
 		return err
 	}
+	s.postCheckRun(ctx, up, settings)
 	attrs := []any{"org", org, "upload", uploadID, "runs", sum.Runs, "guarded", guarded}
 	if t := bill.Total(); t.Calls > 0 {
 		attrs = append(attrs, "ddb_billed_read", t.Read, "ddb_billed_write", t.Write+t.IndexWrite)
@@ -406,9 +411,11 @@ type recorder struct {
 	seq        int
 	tests      int // distinct tests per batch, summed (an upper bound across batches)
 
-	// On a merge-queue test branch, the tests that failed (id → name) and
-	// those that passed, for the queue's evidence (failedTests).
-	failing map[string]string
+	// The tests that failed (id → name and failed runs, at most
+	// maxFailedIDs of them) and, of those, the ones that passed too: the
+	// upload's failures (failedTests), which its page, its labels and the
+	// merge queue's evidence read.
+	failing map[string]*store.FailedTestRef
 	passing map[string]bool
 
 	work chan numbered
@@ -429,9 +436,7 @@ func newRecorder(ctx context.Context, s *Service, up testhealth.UploadRuns, sett
 		failedHere: failed, done: done,
 		work: make(chan numbered, workers),
 	}
-	if strings.HasPrefix(up.Branch, mergequeue.TestBranchPrefix) {
-		r.failing, r.passing = map[string]string{}, map[string]bool{}
-	}
+	r.failing, r.passing = map[string]*store.FailedTestRef{}, map[string]bool{}
 	for range workers {
 		r.wg.Add(1)
 		go func() {
@@ -473,12 +478,13 @@ func (r *recorder) add(_ string, jr junit.Run) error {
 	id := testID(r.meta, jr)
 	run := testhealth.Run{Seq: r.seq, Status: string(jr.Status), Attempt: jr.Attempt, Duration: jr.Duration}
 	r.seq++
-	switch {
-	case r.failing == nil:
-	case run.Failed():
-		r.failing[id] = jr.Name
-	case jr.Status == junit.Passed:
-		r.passing[id] = true
+	switch lid := strings.ToLower(id); {
+	case run.Failed() && r.failing[lid] != nil:
+		r.failing[lid].Failed++
+	case run.Failed() && len(r.failing) < maxFailedIDs:
+		r.failing[lid] = &store.FailedTestRef{ID: lid, Name: jr.Name, Failed: 1}
+	case jr.Status == junit.Passed && r.failedHere[lid]:
+		r.passing[lid] = true
 	}
 	if run.Failed() {
 		run.Message = jr.Message
@@ -514,14 +520,14 @@ func (r *recorder) add(_ string, jr junit.Run) error {
 	return nil
 }
 
-// failedTests lists the tests of a test-branch upload that failed and did
-// not pass on a retry within it, by id, at most store.MaxFailedTests, and
-// how many there are.
+// failedTests lists the tests of the upload that failed and did not pass
+// on a retry within it, by id, at most store.MaxFailedTests, and how many
+// there are (at least: an upload counts maxFailedIDs failed tests at most).
 func (r *recorder) failedTests() ([]store.FailedTestRef, int) {
 	var out []store.FailedTestRef
-	for id, name := range r.failing {
+	for id, ref := range r.failing {
 		if !r.passing[id] {
-			out = append(out, store.FailedTestRef{ID: id, Name: name})
+			out = append(out, *ref)
 		}
 	}
 	slices.SortFunc(out, func(a, b store.FailedTestRef) int { return strings.Compare(a.ID, b.ID) })

@@ -24,6 +24,9 @@ type Service struct {
 	// Workers is how many batches an ingest records at once (default 8),
 	// each a call at a time: DynamoDB latency, not CPU, bounds ingestion.
 	Workers int
+	// Checks posts each pull request commit's check run once an upload of
+	// it is ingested (checkrun.go); nil without GitHub.
+	Checks *Checks
 }
 
 // New is the service of a function or the local server: bundles are read

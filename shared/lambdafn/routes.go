@@ -24,6 +24,7 @@ var Routes = []Route{
 	{Name: "list-quarantined-tests", Method: http.MethodPost, Path: "/flaky-tests/list-quarantined-tests"},
 	{Name: "list-unhealthy-tests", Method: http.MethodPost, Path: "/flaky-tests/list-unhealthy-tests"},
 	{Name: "list-failing-tests", Method: http.MethodPost, Path: "/flaky-tests/list-failing-tests"},
+	{Name: "label-failures", Method: http.MethodPost, Path: "/flaky-tests/label-failures"},
 
 	{Name: "get-quarantine-config", Method: http.MethodPost, Path: "/metrics/getQuarantineConfig"},
 	{Name: "create-bundle-upload", Method: http.MethodPost, Path: "/metrics/createBundleUpload"},

@@ -35,6 +35,9 @@ func batchSKPrefix(upload string) string { return "RUNS#" + upload + "#" }
 func (s *Store) PutBatchRecord(ctx context.Context, up testhealth.UploadRuns, passed, failed []string) error {
 	item := key(batchPK(up.Org, up.Repo, up.SHA), fmt.Sprintf("%s%06d", batchSKPrefix(up.Upload), up.Batch))
 	item["at"] = num64(up.At.UnixNano())
+	// When it was recorded: the order of a commit's uploads whose runs
+	// have the same time (the uploader's time is in whole seconds).
+	item["in"] = num64(s.now().UnixNano())
 	item["br"] = str(up.Branch)
 	item[AttrTTL] = num64(up.At.Add(BatchRetention).Unix())
 	if !up.Guarded {

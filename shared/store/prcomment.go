@@ -3,11 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mainguard/mainguard/shared/errs"
@@ -26,7 +23,7 @@ import (
 // item (ClaimPRComment): a second driver does not create a second comment
 // while the first is at it, and a claim older than a minute (its driver
 // died) may be taken over; the comment also carries a marker the next
-// claimant finds on GitHub before it creates one.
+// claimant finds on GitHub before it creates one (claims.go).
 
 // PRComment is what the store remembers of a PR's queue comment.
 type PRComment struct {
@@ -41,32 +38,15 @@ func prCommentKey(k QueueKey, pr int) map[string]types.AttributeValue {
 // PRComment reads the comment item of PR pr of queue k; found is false
 // when there is none.
 func (s *Store) PRComment(ctx context.Context, k QueueKey, pr int) (PRComment, bool, error) {
-	item, err := s.getItem(ctx, prCommentKey(k, pr))
-	if err != nil || item == nil {
-		return PRComment{}, false, err
-	}
-	c := PRComment{}
-	if v, ok := item["comment_id"].(*types.AttributeValueMemberN); ok {
-		c.CommentID, _ = strconv.ParseInt(v.Value, 10, 64)
-	}
-	if item["claimed_at"] != nil {
-		c.ClaimedAt = nanosAttr(item["claimed_at"])
-	}
-	return c, true, nil
+	id, at, found, err := s.madeOnce(ctx, prCommentKey(k, pr), "comment_id")
+	return PRComment{CommentID: id, ClaimedAt: at}, found, err
 }
 
 // ClaimPRComment claims the creation of PR pr's comment at now: it holds
 // when no driver claimed it since staleBefore. A fresh claim of another is
 // errs.Conflict.
 func (s *Store) ClaimPRComment(ctx context.Context, k QueueKey, pr int, now, staleBefore time.Time) error {
-	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		Key:                 prCommentKey(k, pr),
-		UpdateExpression:    aws.String("SET claimed_at = :now"),
-		ConditionExpression: aws.String("attribute_not_exists(claimed_at) OR claimed_at < :stale"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":now": n64(now.UnixNano()), ":stale": n64(staleBefore.UnixNano()),
-		},
-	})
+	err := s.claimMaking(ctx, prCommentKey(k, pr), now, staleBefore, time.Time{})
 	if errs.Is(err, errs.Conflict) {
 		return errs.E(errs.Conflict, "another driver is creating the comment of pull request %d", pr)
 	}
@@ -75,10 +55,5 @@ func (s *Store) ClaimPRComment(ctx context.Context, k QueueKey, pr int, now, sta
 
 // SetPRCommentID remembers the id of PR pr's comment.
 func (s *Store) SetPRCommentID(ctx context.Context, k QueueKey, pr int, id int64) error {
-	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
-		Key:                       prCommentKey(k, pr),
-		UpdateExpression:          aws.String("SET comment_id = :id"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":id": n64(id)},
-	})
-	return err
+	return s.setMadeID(ctx, prCommentKey(k, pr), "comment_id", id)
 }

@@ -43,11 +43,19 @@ type Upload struct {
 	SHA, Branch                                 string
 	PR                                          int
 	// FailedTests are the tests that failed (and did not pass on a retry)
-	// in an upload of a merge-queue test branch, at most MaxFailedTests of
-	// FailedTestsTotal: the evidence the queue reads before it ejects a PR.
-	// An upload with failed tests is indexed by its sha (TestBranchUploads).
+	// in the upload, at most MaxFailedTests of FailedTestsTotal: what its
+	// page and its labels show, and on a merge-queue test branch the
+	// evidence the queue reads before it ejects a PR.
 	FailedTests      []FailedTestRef `dynamodbav:"failed_tests,omitempty"`
 	FailedTestsTotal int             `dynamodbav:"failed_tests_total,omitempty"`
+	// Evidence: the upload is of a merge-queue test branch, and with
+	// failed tests it is indexed by its sha (TestBranchUploads). Not
+	// stored: FinishUpload reads it.
+	Evidence bool `dynamodbav:"-"`
+	// RunsAt is when the upload's runs happened, as ingestion counted
+	// them; Guarded, that the infrastructure guard set the upload aside.
+	RunsAt  time.Time `dynamodbav:"runs_at,omitempty"`
+	Guarded bool      `dynamodbav:"guarded,omitempty"`
 	// ResumeAt is when an upload not finished by then is due for the
 	// scheduler: its address's expiry plus ResumeGrace when created, the
 	// end of its lease plus ResumeGrace while an ingest holds it.
@@ -61,6 +69,8 @@ type Upload struct {
 type FailedTestRef struct {
 	ID   string `dynamodbav:"id"`
 	Name string `dynamodbav:"name"`
+	// Failed counts its failed runs in the upload.
+	Failed int `dynamodbav:"n,omitempty"`
 }
 
 // MaxFailedTests bounds the failed tests an upload keeps: an upload where
@@ -122,7 +132,7 @@ func (s *Store) FinishUpload(ctx context.Context, u Upload) error {
 		return err
 	}
 	up := newUpdate()
-	for _, attr := range []string{"state", "reason", "finished_at", "Files", "Tests", "Runs", "Passed", "Failed", "Skipped", "SHA", "Branch", "PR", "failed_tests", "failed_tests_total"} {
+	for _, attr := range []string{"state", "reason", "finished_at", "Files", "Tests", "Runs", "Passed", "Failed", "Skipped", "SHA", "Branch", "PR", "failed_tests", "failed_tests_total", "runs_at", "guarded"} {
 		if v, ok := item[attr]; ok {
 			up.setTo(attr, v)
 		}
@@ -130,7 +140,7 @@ func (s *Store) FinishUpload(ctx context.Context, u Upload) error {
 	// A finished upload leaves the pending index, for the evidence index
 	// when it is a failed test-branch run.
 	remove := []string{up.name("lease"), up.name("lease_until"), up.name("resume_at")}
-	if len(u.FailedTests) > 0 && u.SHA != "" && u.State == UploadIngested {
+	if u.Evidence && len(u.FailedTests) > 0 && u.SHA != "" && u.State == UploadIngested {
 		up.setTo(AttrGSI2PK, str(shaUploadsPK(u.Org, u.Repo, u.SHA)))
 		up.setTo(AttrGSI2SK, str(u.CreatedAt.UTC().Format(SortableTime)+"#"+u.ID))
 	} else {

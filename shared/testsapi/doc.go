@@ -6,6 +6,7 @@
 //	/flaky-tests/list-quarantined-tests    quarantined tests, paged (2.5)
 //	/flaky-tests/list-unhealthy-tests      flaky and broken tests, paged (2.6)
 //	/flaky-tests/list-failing-tests        tests that failed in a time range, paged (2.7)
+//	/flaky-tests/label-failures            "was this failure mine?": failed tests labelled (ours)
 //
 // It validates requests with the contract's sentences and renders tests
 // through package testview; the uploader's endpoints are package uploadapi's.

@@ -9,6 +9,7 @@ import (
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/healthsvc"
 	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
@@ -24,14 +25,17 @@ type Handlers struct {
 	NewID  func() string // ids of outbox events
 	// Secret is the deployment's secret for signing page tokens.
 	Secret func(ctx context.Context) ([]byte, error)
+	// Health labels failures (label-failures).
+	Health *healthsvc.Service
 }
 
 // New builds the handlers from a function's base.
 func New(b *lambdafn.Base) *Handlers {
+	v := testview.Viewer{PublicAppURL: b.Config.PublicAppURL}
 	return &Handlers{
-		Store: b.Store, Now: b.Now, NewID: b.NewID,
-		Viewer: testview.Viewer{PublicAppURL: b.Config.PublicAppURL},
+		Store: b.Store, Now: b.Now, NewID: b.NewID, Viewer: v,
 		Secret: b.Secret(config.SecretPageToken),
+		Health: healthsvc.New(b.Store, nil, v, b.Now, b.NewID, b.Log),
 	}
 }
 
@@ -44,6 +48,7 @@ func Group(_ context.Context, b *lambdafn.Base) (lambdafn.Handlers, error) {
 		"list-quarantined-tests":   h.ListQuarantined(),
 		"list-unhealthy-tests":     h.ListUnhealthy(),
 		"list-failing-tests":       h.ListFailing(),
+		"label-failures":           h.LabelFailures(),
 	}, nil
 }
 

@@ -80,7 +80,7 @@ func (v Viewer) Brief(tc testhealth.TestCase, s testhealth.Settings, now time.Ti
 	out := TestCase{
 		ID:          tc.ID,
 		Repository:  HTMLURL{tc.Repo.HTMLURL()},
-		HTMLURL:     v.testURL(tc),
+		HTMLURL:     v.TestURL(tc),
 		Name:        tc.Name,
 		Variant:     tc.Variant,
 		Status:      Status{Value: status.Value, Reason: status.Reason, Timestamp: Timestamp(status.Timestamp)},
@@ -101,9 +101,15 @@ func (v Viewer) Brief(tc testhealth.TestCase, s testhealth.Settings, now time.Ti
 	return out
 }
 
-// testURL is the test's page in the web app, built as the public uploader
+// UploadURL is an upload's page in the web app: {app}/{org}/uploads/{id}
+// (ours), its counts and its failures with their labels.
+func (v Viewer) UploadURL(org, id string) string {
+	return strings.TrimRight(v.PublicAppURL, "/") + "/" + url.PathEscape(org) + "/uploads/" + url.PathEscape(id)
+}
+
+// TestURL is the test's page in the web app, built as the public uploader
 // builds it: {app}/{org}/flaky-tests/test/{id}?repo={owner}%2F{name}.
-func (v Viewer) testURL(tc testhealth.TestCase) string {
+func (v Viewer) TestURL(tc testhealth.TestCase) string {
 	return strings.TrimRight(v.PublicAppURL, "/") + "/" + url.PathEscape(tc.Org) +
 		"/flaky-tests/test/" + tc.ID + "?repo=" + url.QueryEscape(tc.Repo.Owner+"/"+tc.Repo.Name)
 }

@@ -19,6 +19,7 @@
 //	| GET  …/{branch}/pr/{n}                          | pull request      | 1 Query + ≤ 1 GetItem + 1 Query (timeline) + ≤ 10 GetItems (runs)      |
 //	| GET  /{org}/flaky-tests?repo={owner}/{name}     | unhealthy tests   | 1 GetItem + ≤ 3 Queries + ≤ 9 BatchGetItems                            |
 //	| GET  /{org}/flaky-tests/test/{id}?repo=…        | test              | 1 BatchGetItem + 1 GetItem (latest run) + 8 Queries (4 days of fails)  |
+//	| GET  /{org}/uploads/{id}                        | upload (ours)     | 2 GetItems + ≤ 2 BatchGetItems (its ≤ 50 failed tests, labelled)       |
 //
 // The deployment's session secret adds one GetItem per function copy, once,
 // and checking that a session's token still holds one GetItem per token

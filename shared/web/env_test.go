@@ -141,8 +141,9 @@ func (e *env) api(org, path string, body any) string {
 var webRepo = map[string]string{"host": "github.com", "owner": "acme", "name": "web"}
 
 // upload sends JUnit XML as CI would: createBundleUpload, then the PUT to
-// the signed address (the local server ingests it at once).
-func (e *env) upload(sha, branch string, pr int, junit string) {
+// the signed address (the local server ingests it at once); it answers
+// the upload's id.
+func (e *env) upload(sha, branch string, pr int, junit string) string {
 	e.tb.Helper()
 	var c struct{ ID, URL string }
 	out := e.api("acme", "metrics/createBundleUpload", map[string]any{"repo": webRepo, "orgUrlSlug": "acme", "clientVersion": "0.10.2", "remoteUrls": []string{}})
@@ -172,6 +173,7 @@ func (e *env) upload(sha, branch string, pr int, junit string) {
 	if resp.StatusCode != http.StatusOK {
 		e.tb.Fatalf("PUT bundle: %d", resp.StatusCode)
 	}
+	return c.ID
 }
 
 // junit is a report of tests, those named in failed failing.

@@ -115,6 +115,7 @@ func (w *Web) Handler() http.Handler {
 	mux.HandleFunc("GET /{org}/flaky-tests", w.page(w.testList))
 	mux.HandleFunc("GET /{org}/flaky-tests/test/{id}", w.page(w.testPage))
 	mux.HandleFunc("POST /{org}/flaky-tests/test/{id}", w.action(w.setOverride))
+	mux.HandleFunc("GET /{org}/uploads/{id}", w.page(w.uploadPage))
 	mux.HandleFunc("/", func(rw http.ResponseWriter, r *http.Request) {
 		w.fail(rw, r, errs.E(errs.NotFound, "no page %s", r.URL.Path))
 	})

@@ -38,8 +38,11 @@
 //	GET    /repos/{o}/{r}/rules/branches/{branch}
 //	POST   /repos/{o}/{r}/merges
 //	GET    /repos/{o}/{r}/commits/{ref}/status
-//	GET    /repos/{o}/{r}/commits/{ref}/check-runs
+//	GET    /repos/{o}/{r}/commits/{ref}/check-runs      (check_name, status, app_id, filter)
 //	GET    /repos/{o}/{r}/commits/{ref}/check-suites
+//	POST   /repos/{o}/{r}/check-runs                    (a GitHub App only; checkruns.go)
+//	PATCH  /repos/{o}/{r}/check-runs/{id}               (the App that made it only)
+//	GET    /repos/{o}/{r}/check-runs/{id}
 //	POST   /repos/{o}/{r}/statuses/{sha}
 //	GET    /repos/{o}/{r}/pulls?state=&head=&base=
 //	POST   /repos/{o}/{r}/pulls

@@ -99,7 +99,7 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) {
 		notFound(w)
 		return
 	}
-	if s.routeIssues(w, r, rp, rest) {
+	if s.routeIssues(w, r, rp, rest) || s.routeCheckRuns(w, r, rp, rest) {
 		return
 	}
 	m := r.Method
@@ -453,7 +453,7 @@ func (s *Server) getCheckRuns(w http.ResponseWriter, r *http.Request, rp *repo, 
 	}
 	q := r.URL.Query()
 	var runs []*checkRun
-	for _, c := range rp.checks[sha] {
+	for _, c := range latestCheckRuns(q, rp.checks[sha]) {
 		if name := q.Get("check_name"); name != "" && c.name != name {
 			continue
 		}
@@ -463,7 +463,7 @@ func (s *Server) getCheckRuns(w http.ResponseWriter, r *http.Request, rp *repo, 
 		runs = append(runs, c)
 	}
 	// Newest first, as GitHub lists them. SetCheckRun updates a run of the
-	// same name in place, so "latest" and "all" hold the same runs here.
+	// same name in place; the REST API makes a new one each time.
 	lo, hi := page(w, r, len(runs))
 	items := []obj{}
 	for i := len(runs) - 1 - lo; i > len(runs)-1-hi; i-- {
@@ -601,7 +601,7 @@ func (s *Server) handleInstallation(w http.ResponseWriter, r *http.Request, full
 		"access_tokens_url":    s.apiURL("/app/installations/%d/access_tokens", id),
 		"repositories_url":     s.apiURL("/installation/repositories"),
 		"html_url":             fmt.Sprintf("https://github.com/organizations/%s/settings/installations/%d", rp.owner, id),
-		"permissions":          obj{"contents": "write", "pull_requests": "write", "statuses": "write", "checks": "read"},
+		"permissions":          obj{"contents": "write", "pull_requests": "write", "statuses": "write", "checks": "write"},
 		"events":               []string{"pull_request", "push", "status", "check_run", "check_suite"},
 		"created_at":           ts(s.now()),
 		"updated_at":           ts(s.now()),
@@ -635,7 +635,7 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request, id st
 	writeJSON(w, 201, obj{
 		"token":                tok,
 		"expires_at":           ts(exp),
-		"permissions":          obj{"contents": "write", "pull_requests": "write", "statuses": "write", "checks": "read"},
+		"permissions":          obj{"contents": "write", "pull_requests": "write", "statuses": "write", "checks": "write"},
 		"repository_selection": "all",
 	})
 }

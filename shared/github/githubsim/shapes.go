@@ -175,11 +175,15 @@ func (s *Server) checkRunJSON(r *repo, c *checkRun) obj {
 	if details == "" {
 		details = s.appJSON(c.appID)["external_url"].(string)
 	}
+	output := obj{"title": nil, "summary": nil, "text": nil, "annotations_count": 0}
+	if c.title != "" { // made through the REST API with an output
+		output["title"], output["summary"] = c.title, c.summary
+	}
 	return obj{
 		"id":            c.id,
 		"node_id":       fmt.Sprintf("CR_%d", c.id),
 		"head_sha":      c.sha,
-		"external_id":   "",
+		"external_id":   c.externalID,
 		"url":           s.apiURL("/repos/%s/check-runs/%d", r.fullName(), c.id),
 		"html_url":      fmt.Sprintf("https://github.com/%s/runs/%d", r.fullName(), c.id),
 		"details_url":   details,
@@ -188,7 +192,7 @@ func (s *Server) checkRunJSON(r *repo, c *checkRun) obj {
 		"started_at":    ts(c.startedAt),
 		"completed_at":  tsPtr(c.completedAt),
 		"name":          c.name,
-		"output":        obj{"title": nil, "summary": nil, "text": nil, "annotations_count": 0},
+		"output":        output,
 		"check_suite":   obj{"id": checkSuiteID(c.sha, c.appID)},
 		"app":           s.appJSON(c.appID),
 		"pull_requests": []obj{},

@@ -119,6 +119,9 @@ type checkRun struct {
 	startedAt                     time.Time
 	completedAt                   *time.Time
 	appID                         int64 // the App that created it (CIAppID from the control API)
+	// Made through the REST API (checkruns.go): with what external id and
+	// output.
+	externalID, title, summary string
 }
 
 // New creates a server whose repositories live under dir (created if

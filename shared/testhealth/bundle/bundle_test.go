@@ -545,6 +545,8 @@ func TestPullRequest(t *testing.T) {
 		{map[string]string{"PULL_REQUEST_NUMBER": "3.5"}, 0},
 		{map[string]string{"PULL_REQUEST_NUMBER": "99999999999999999999999"}, 0},
 		{map[string]string{"TRAVIS_PULL_REQUEST": "false", "BITBUCKET_PR_ID": "24"}, 24},
+		{map[string]string{"TRUNK_PR_NUMBER": "25", "GITHUB_REF": "refs/pull/123/merge"}, 25},
+		{map[string]string{"TRUNK_PR_NUMBER": "false", "GITHUB_REF": "refs/pull/123/merge"}, 123},
 		{nil, 0},
 	}
 	for _, tc := range tests {

@@ -230,7 +230,8 @@ var prEnv = []struct {
 }
 
 // PullRequest returns the pull or merge request number the CI
-// environment in m.Envs names, 0 when none does. GitHub Actions is read
+// environment in m.Envs names, 0 when none does. TRUNK_PR_NUMBER, an
+// override, comes first. GitHub Actions is read
 // from GITHUB_REF ("refs/pull/N/merge" or "refs/pull/N/head"); the other
 // systems from their own variables (CI_MERGE_REQUEST_IID,
 // BUILDKITE_PULL_REQUEST, CIRCLE_PR_NUMBER, CIRCLE_PULL_REQUEST,
@@ -241,6 +242,11 @@ var prEnv = []struct {
 // Travis and Buildkite write for branch builds, and Gerrit change ids in
 // CHANGE_ID, are not mistaken for pull requests.
 func (m Meta) PullRequest() int {
+	// TRUNK_PR_NUMBER is the public uploader's override of the CI's
+	// number, and what mainguard upload --pr sends: it wins.
+	if n := positive(strings.TrimSpace(m.Envs["TRUNK_PR_NUMBER"])); n > 0 {
+		return n
+	}
 	if ref, ok := m.Envs["GITHUB_REF"]; ok {
 		if rest, ok := strings.CutPrefix(ref, "refs/pull/"); ok {
 			if num, tail, ok := strings.Cut(rest, "/"); ok && (tail == "merge" || tail == "head") {
