@@ -67,6 +67,11 @@ func upload(e *env, args []string) error {
 // uploadOnly uploads the files and prints the failures: any failure is
 // the command's.
 func uploadOnly(e *env, c *apiClient, org string, run runFlags, files []string) error {
+	info := run.detect(e)
+	ref, err := tested(info)
+	if err != nil {
+		return usageError("upload " + err.Error())
+	}
 	var reports []report
 	for _, p := range files {
 		r, err := readReport(p, p)
@@ -74,11 +79,6 @@ func uploadOnly(e *env, c *apiClient, org string, run runFlags, files []string) 
 			return fmt.Errorf("%s: %w", p, err)
 		}
 		reports = append(reports, r)
-	}
-	info := run.detect(e)
-	ref, err := tested(info)
-	if err != nil {
-		return usageError("upload " + err.Error())
 	}
 	var owners []byte
 	if *run.codeowners != "" {
