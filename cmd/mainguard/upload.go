@@ -71,7 +71,7 @@ func upload(e *env, args []string) error {
 			return err
 		}
 	}
-	sum, failed, err := readReports(in.JUnit)
+	sum, failed, guard, err := readReports(in.JUnit)
 	if err != nil {
 		return err
 	}
@@ -113,6 +113,10 @@ func upload(e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "uploaded %d file(s) as upload %s (%d bytes): %d runs, %d passed, %d failed, %d skipped; %d failed test(s), %d quarantined\n",
 		len(files), created.ID, buf.Len(), sum.Runs, sum.Passed, sum.Failed, sum.Skipped, len(failed), len(quarantine.TestIDs))
+	if cases, failedCases := guard.Counts(); (testhealth.Settings{InfraGuard: true}).Guarded(cases, failedCases) {
+		fmt.Fprintf(e.stdout, "%d of %d test cases failed (a test that passed on a retry in the reports did not): more than %d%%, so the infrastructure guard (on unless the repository turned it off) sets this upload aside: its failures count in the rates but flag no test flaky or broken\n",
+			failedCases, cases, int(testhealth.InfraGuardShare*100))
+	}
 	quarantined := map[string]bool{}
 	for _, id := range quarantine.TestIDs {
 		quarantined[strings.ToLower(id)] = true
@@ -158,27 +162,36 @@ const maxFailuresShown = 20
 type failedTest struct{ Name, Parent, Classname, File, ID string }
 
 // readReports counts the runs of the reports with the service's own
-// parser and lists the identities of the tests that failed, each once.
-func readReports(files []bundle.File) (junit.Summary, []failedTest, error) {
+// parser, lists the identities of the tests that failed, each once, and
+// counts the test cases as the infrastructure guard does.
+func readReports(files []bundle.File) (junit.Summary, []failedTest, *testhealth.GuardCount, error) {
 	var total junit.Summary
 	var out []failedTest
 	seen := map[failedTest]bool{}
+	guard := testhealth.NewGuardCount(maxGuardCases)
 	for _, file := range files {
 		sum, err := junit.Parse(bytes.NewReader(file.Body), junit.Limits{}, func(r junit.Run) error {
-			if t := (failedTest{r.Name, r.Parent, r.Classname, r.File, r.ID}); (r.Status == junit.Failed || r.Status == junit.Errored) && !seen[t] {
+			t := failedTest{r.Name, r.Parent, r.Classname, r.File, r.ID}
+			failed := r.Status == junit.Failed || r.Status == junit.Errored
+			guard.Add(strings.Join([]string{t.Name, t.Parent, t.Classname, t.File, t.ID}, "\x00"), r.Attempt, r.Status == junit.Passed, failed)
+			if failed && !seen[t] {
 				seen[t] = true
 				out = append(out, t)
 			}
 			return nil
 		})
 		if err != nil {
-			return total, nil, fmt.Errorf("%s: %w", file.OriginalPath, err)
+			return total, nil, nil, fmt.Errorf("%s: %w", file.OriginalPath, err)
 		}
 		total.Runs, total.Passed, total.Skipped = total.Runs+sum.Runs, total.Passed+sum.Passed, total.Skipped+sum.Skipped
 		total.Failed += sum.Failed + sum.Errored
 	}
-	return total, out, nil
+	return total, out, guard, nil
 }
+
+// maxGuardCases bounds the failed test cases upload remembers to tell a
+// pass on retry from a failure, as the service's ingest does.
+const maxGuardCases = 200_000
 
 // apiClient calls the service.
 type apiClient struct {

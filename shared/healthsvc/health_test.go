@@ -278,7 +278,7 @@ func TestCrashedIngestResumesWithoutDoubleCounting(t *testing.T) {
 		t.Fatal(err)
 	}
 	aID := testhealth.TestID(testhealth.Identity{Org: "acme", Repo: "github.com/acme/web", File: "src/app_test.go", Classname: "pkg", Parent: "suite", Name: "a"})
-	err := e.s.RecordRuns(ctx, testhealth.UploadRuns{Org: "acme", Repo: repo, Upload: id, At: e.clock.Now(), SHA: "s1", Branch: "main", Monitored: true, Streak: true},
+	err := e.s.RecordRuns(ctx, testhealth.UploadRuns{Org: "acme", Repo: repo, Upload: id, At: e.clock.Now(), SHA: "s1", Branch: "main", Monitored: true},
 		[]testhealth.TestRuns{{Test: testhealth.TestCase{ID: aID, Name: "a", FilePath: "src/app_test.go", Parent: "suite", Classname: "pkg"}, Runs: []testhealth.Run{{Seq: 0, Status: "passed"}}}})
 	if err != nil {
 		t.Fatal(err)

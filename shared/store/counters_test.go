@@ -42,7 +42,7 @@ func TestBatchCountsOnce(t *testing.T) {
 	t.Parallel()
 	s := storetest.New(t, fixed)
 	ctx := context.Background()
-	up := testhealth.UploadRuns{Org: "acme", Repo: web, Upload: "u1", At: t0, SHA: "s1", Branch: "main", Monitored: true, Streak: true}
+	up := testhealth.UploadRuns{Org: "acme", Repo: web, Upload: "u1", At: t0, SHA: "s1", Branch: "main", Monitored: true}
 	first, err := s.RecordBatch(ctx, up, oneTest("passed", "failed"))
 	if err != nil {
 		t.Fatal(err)

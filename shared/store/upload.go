@@ -42,6 +42,12 @@ type Upload struct {
 	Files, Tests, Runs, Passed, Failed, Skipped int
 	SHA, Branch                                 string
 	PR                                          int
+	// Guarded: the infrastructure guard set the upload aside, because
+	// GuardFailed of its GuardCases test cases failed (a test case that
+	// passed on a retry inside the upload did not).
+	Guarded     bool `dynamodbav:"guarded,omitempty"`
+	GuardCases  int  `dynamodbav:"guard_cases,omitempty"`
+	GuardFailed int  `dynamodbav:"guard_failed,omitempty"`
 	// FailedTests are the tests that failed (and did not pass on a retry)
 	// in an upload of a merge-queue test branch, at most MaxFailedTests of
 	// FailedTestsTotal: the evidence the queue reads before it ejects a PR.
@@ -122,7 +128,7 @@ func (s *Store) FinishUpload(ctx context.Context, u Upload) error {
 		return err
 	}
 	up := newUpdate()
-	for _, attr := range []string{"state", "reason", "finished_at", "Files", "Tests", "Runs", "Passed", "Failed", "Skipped", "SHA", "Branch", "PR", "failed_tests", "failed_tests_total"} {
+	for _, attr := range []string{"state", "reason", "finished_at", "Files", "Tests", "Runs", "Passed", "Failed", "Skipped", "SHA", "Branch", "PR", "failed_tests", "failed_tests_total", "guarded", "guard_cases", "guard_failed"} {
 		if v, ok := item[attr]; ok {
 			up.setTo(attr, v)
 		}

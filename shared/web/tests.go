@@ -243,6 +243,7 @@ const runDays = 3
 type testPage struct {
 	testview.TestCase
 	Repo, Override, ListHref, Self string
+	OverrideUntil                  string // the override's end, "" when none
 	Rate24h, Rate7d                string
 	FlakeSHA, FlakeBranch          string
 	Chart                          chart
@@ -283,7 +284,7 @@ func (w *Web) testPage(rw http.ResponseWriter, r *http.Request, s session) error
 	tc.Quarantined = testhealth.Quarantined(tc, settings)
 	v := w.Viewer.Full(tc, settings, now)
 	page := testPage{
-		TestCase: v, Repo: repo.Ref.String(), Override: testview.OverrideName(tc.QuarantineOverride),
+		TestCase: v, Repo: repo.Ref.String(), Override: testview.OverrideName(tc.QuarantineOverride), OverrideUntil: testview.OverrideUntil(tc),
 		ListHref: testsHref(s.Org, repo.Ref), Self: testHref(s.Org, repo.Ref, tc.ID),
 		Rate24h: percent(*v.FailureRateLast24h), Rate7d: percent(*v.FailureRateLast7d),
 		Chart: dailyRateChart(tc), QuarantineOn: settings.QuarantineEnabled,
@@ -396,9 +397,15 @@ func (w *Web) setOverride(rw http.ResponseWriter, r *http.Request, s session) er
 	if override == "UNSPECIFIED" {
 		override = ""
 	}
+	var until time.Time
+	if v := strings.TrimSpace(r.PostFormValue("until")); v != "" && override != "" {
+		if until, err = testhealth.ParseUntil(v); err != nil {
+			return err
+		}
+	}
 	id := strings.ToLower(r.PathValue("id"))
 	actor := testview.Actor{FullName: fmt.Sprintf("web app (%s)", s.Org)}
-	tc, err := w.Health.SetOverride(r.Context(), s.Org, ref, id, override, actor, "set in the web app")
+	tc, err := w.Health.SetOverride(r.Context(), s.Org, ref, id, override, until, actor, "set in the web app")
 	if err != nil {
 		return err
 	}
