@@ -410,7 +410,7 @@ type recorder struct {
 	renew      func()    // renews the upload's lease
 	renewed    time.Time // when it last did
 	done       map[int]bool
-	failedHere map[string]bool // tests with a failed run in the upload (checked.failed)
+	failedHere map[string]bool                   // tests with a failed run in the upload (checked.failed)
 	onCommit   map[string]testhealth.CommitSoFar // of those, what the commit's earlier uploads showed
 	seq        int
 	tests      int // distinct tests per batch, summed (an upper bound across batches)

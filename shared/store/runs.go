@@ -774,8 +774,8 @@ func (s *Store) writeAll(ctx context.Context, reqs []types.WriteRequest) error {
 // update collects an update expression's clauses and values.
 type update struct {
 	set, add, remove []string
-	names    map[string]string
-	values   map[string]types.AttributeValue
+	names            map[string]string
+	values           map[string]types.AttributeValue
 }
 
 func newUpdate() *update {

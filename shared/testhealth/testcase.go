@@ -79,8 +79,8 @@ type TestCase struct {
 	// spell say it was broken, not flaky (a fixed regression is healthy).
 	BrokenUntil time.Time `dynamodbav:"-"`
 
-	Codeowners         []string  `dynamodbav:"codeowners,omitempty"`
-	QuarantineOverride string    `dynamodbav:"quarantine_override,omitempty"` // ALWAYS_QUARANTINE, NEVER_QUARANTINE, "" = UNSPECIFIED
+	Codeowners         []string `dynamodbav:"codeowners,omitempty"`
+	QuarantineOverride string   `dynamodbav:"quarantine_override,omitempty"` // ALWAYS_QUARANTINE, NEVER_QUARANTINE, "" = UNSPECIFIED
 	// QuarantineUntil is when the override ends (zero: never); from then
 	// on the repository's rule applies again (Expire).
 	QuarantineUntil time.Time `dynamodbav:"quarantine_until,omitempty"`
@@ -89,7 +89,7 @@ type TestCase struct {
 	// and the next health write removes it, with its event, once.
 	ExpiredOverride string    `dynamodbav:"-"`
 	QuarantineSince time.Time `dynamodbav:"quarantine_since,omitempty"` // when it last became a quarantine candidate
-	Ticket             *Ticket   `dynamodbav:"ticket,omitempty"`
+	Ticket          *Ticket   `dynamodbav:"ticket,omitempty"`
 
 	// Rev counts health writes (status, override): each carries the
 	// condition that Rev is what the writer read.
