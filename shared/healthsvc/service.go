@@ -51,6 +51,10 @@ func decide(tc testhealth.TestCase, commit *testhealth.CommitResult, s testhealt
 	// decision that sees it: readers apply the repository's rule already.
 	changed := statusChanged || pruneDue || after.ExpiredOverride != "" ||
 		!after.QuarantineSince.Equal(tc.QuarantineSince) || flakeChanged(tc.Flake, after.Flake)
+	if changed && pruned > 0 && !pruneDue {
+		// A write goes anyway: it takes what left every window with it.
+		after, _ = testhealth.Prune(after, now)
+	}
 	return after, changed
 }
 
