@@ -40,13 +40,15 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # The whole suite, with the race detector, after the hygiene checks: vet,
 # gofmt, go.mod tidy, staticcheck. All packages share one DynamoDB Local
 # (internal/withdynamo), each test a fresh table of its own; go test's own
-# vet pass is off because go vet ran over everything first.
+# vet pass is off because go vet ran over everything first. The test-health
+# simulator's long history runs after, without the race detector.
 test: deps promtool chromium
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l cmd functions shared internal docs)" || { echo "gofmt needed:"; gofmt -l cmd functions shared internal docs; exit 1; }
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) run ./internal/withdynamo $(GO) test -race -vet=off -count=1 -timeout 20m ./...
+	$(GO) test -vet=off -count=1 -run TestDefaultHistory ./shared/testhealth/healthsim/  # a long history: single-threaded, skipped under -race
 
 # Benchmarks of the request path against DynamoDB Local (see README).
 bench: deps

@@ -123,9 +123,9 @@ func TestSimHealth(t *testing.T) {
 		}
 	}
 	for args, want := range map[string]string{
-		"--streak 0":        "streak must be between 1 and 1000",
-		"--rates 0:0.1":     "give the rates at share 0 and at share 1",
-		"--commits 2":       "at least 3 commits of main",
+		"--streak 0":         "streak must be between 1 and 1000",
+		"--rates 0:0.1":      "give the rates at share 0 and at share 1",
+		"--commits 2":        "at least 3 commits of main",
 		"--recovery-days 9x": `invalid value "9x" for flag -recovery-days`,
 	} {
 		_, errOut, code := mg(t, nil, append([]string{"sim", "health"}, strings.Fields(args)...)...)

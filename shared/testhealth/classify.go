@@ -391,16 +391,6 @@ func Quarantined(tc TestCase, s Settings) bool {
 	return false
 }
 
-func rank(v string) int {
-	switch v {
-	case Broken:
-		return 2
-	case Flaky:
-		return 1
-	}
-	return 0
-}
-
 // monitoredSince is monitored without the runs of the hours up to from
 // (zero: none left out), and of the folded days that began before it.
 func monitoredSince(tc TestCase, w time.Duration, now, from time.Time) (passed, failed int) {
