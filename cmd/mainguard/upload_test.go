@@ -55,6 +55,19 @@ func serviceApp(t *testing.T, e map[string]string) (string, *app.App) {
 	return base, a
 }
 
+// acmeService is the service on a fresh table with the organization acme:
+// the program's environment, acme's token and the service's address.
+func acmeService(t *testing.T) (map[string]string, string, string) {
+	t.Helper()
+	e := localEnv(t, nil)
+	out, _, code := mg(t, e, "org", "create", "--slug", "acme")
+	token := tokenRE.FindString(out)
+	if code != 0 || token == "" {
+		t.Fatalf("org create: %d %q", code, out)
+	}
+	return e, token, service(t, e)
+}
+
 func writeReport(t *testing.T, dir, name, body string) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
@@ -85,13 +98,7 @@ func junitXML(cases ...string) string {
 // then reads the tests back as a client would.
 func TestUploadEndToEnd(t *testing.T) {
 	t.Parallel()
-	e := localEnv(t, nil)
-	out, _, code := mg(t, e, "org", "create", "--slug", "acme")
-	token := tokenRE.FindString(out)
-	if code != 0 || token == "" {
-		t.Fatalf("org create: %d %q", code, out)
-	}
-	base := service(t, e)
+	e, token, base := acmeService(t)
 	dir := t.TempDir()
 	owners := writeReport(t, dir, "CODEOWNERS", "* @acme/everyone\n/src/checkout/ @acme/payments shop@acme.example\n")
 	upload := func(sha, branch string, pr int, files ...string) string {
@@ -178,7 +185,7 @@ func TestUploadEndToEnd(t *testing.T) {
 	}
 	// The uploader asks getQuarantineConfig about its failed tests: after
 	// quarantining is on, the next upload reports totals quarantined.
-	out = upload("dead999", "main", 0, writeReport(t, dir, "q.xml", junitXML("applies coupon", "totals!")))
+	out := upload("dead999", "main", 0, writeReport(t, dir, "q.xml", junitXML("applies coupon", "totals!")))
 	if !strings.Contains(out, "1 failed test(s), 1 quarantined") {
 		t.Errorf("upload summary %q", out)
 	}
@@ -199,7 +206,7 @@ func TestUploadEndToEnd(t *testing.T) {
 		}
 	}
 	// The admin program lists and shows the tests.
-	out, _, code = mg(t, e, "test", "list", "github.com/acme/shop", "--org", "acme")
+	out, _, code := mg(t, e, "test", "list", "github.com/acme/shop", "--org", "acme")
 	if code != 0 || strings.Count(out, "\n") != 2 || !strings.Contains(out, "\tflaky\tquarantined\tapplies coupon\tpass-on-retry") ||
 		!strings.Contains(out, "\tbroken\tquarantined\ttotals\tbroken-streak") {
 		t.Errorf("test list:\n%s", out)
@@ -229,13 +236,7 @@ func TestUploadEndToEnd(t *testing.T) {
 // each failed test say so. An override with an end prints it.
 func TestUploadSaysWhatTheGuardDid(t *testing.T) {
 	t.Parallel()
-	e := localEnv(t, nil)
-	out, _, code := mg(t, e, "org", "create", "--slug", "acme")
-	token := tokenRE.FindString(out)
-	if code != 0 || token == "" {
-		t.Fatalf("org create: %d %q", code, out)
-	}
-	base := service(t, e)
+	e, token, base := acmeService(t)
 	upload := func(sha string, files ...string) string {
 		t.Helper()
 		args := []string{"upload", "--token", token, "--org", "acme", "--repo", "github.com/acme/shop", "--sha", sha, "--branch", "main", "--url", base}
@@ -245,7 +246,7 @@ func TestUploadSaysWhatTheGuardDid(t *testing.T) {
 		}
 		return out
 	}
-	out = upload("f00d001", filepath.Join("..", "..", "testdata", "junit", "surefire-3.0.2-flakyFailure.xml"))
+	out := upload("f00d001", filepath.Join("..", "..", "testdata", "junit", "surefire-3.0.2-flakyFailure.xml"))
 	if strings.Contains(out, "infrastructure guard") || !strings.Contains(out, "flaky: pass-on-retry: failed and passed on commit f00d001 (main)") {
 		t.Errorf("the Surefire upload:\n%s", out)
 	}
@@ -274,6 +275,9 @@ func TestUploadSaysWhatTheGuardDid(t *testing.T) {
 	out, errOut, code := mg(t, e, "test", "quarantine", "github.com/acme/shop", id, "--org", "acme", "--always", "--until", "2099-01-31")
 	if code != 0 || !strings.Contains(out, "quarantine override ALWAYS_QUARANTINE until 2099-02-01T00:00:00.000Z, then the repository's rule, status healthy") {
 		t.Errorf("test quarantine --until: %d %q %q", code, out, errOut)
+	}
+	if out, _, _ := mg(t, e, "test", "show", "github.com/acme/shop", id, "--org", "acme"); !strings.Contains(out, "(override ALWAYS_QUARANTINE until 2099-02-01T00:00:00.000Z)") {
+		t.Errorf("test show:\n%s", out)
 	}
 	for args, want := range map[string]string{
 		"--always --until 2001-01-31": "until must be in the future",

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -70,12 +69,8 @@ func copyHealthAttrs(dst *testhealth.TestCase, src testhealth.TestCase) {
 
 // unixAttr reads a time stored as unix seconds; zero when absent.
 func unixAttr(av types.AttributeValue) time.Time {
-	n, ok := av.(*types.AttributeValueMemberN)
+	v, ok := int64Attr(av)
 	if !ok {
-		return time.Time{}
-	}
-	v, err := strconv.ParseInt(n.Value, 10, 64)
-	if err != nil {
 		return time.Time{}
 	}
 	return time.Unix(v, 0).UTC()

@@ -858,13 +858,19 @@ func strAttr(av types.AttributeValue) string {
 
 // nanosAttr reads a time stored as unix nanoseconds.
 func nanosAttr(av types.AttributeValue) time.Time {
-	n, ok := av.(*types.AttributeValueMemberN)
+	v, ok := int64Attr(av)
 	if !ok {
 		return time.Time{}
 	}
-	v, err := strconv.ParseInt(n.Value, 10, 64)
-	if err != nil {
-		return time.Time{}
-	}
 	return time.Unix(0, v).UTC()
+}
+
+// int64Attr reads a number attribute as an int64.
+func int64Attr(av types.AttributeValue) (int64, bool) {
+	n, ok := av.(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(n.Value, 10, 64)
+	return v, err == nil
 }

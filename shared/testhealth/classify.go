@@ -2,6 +2,7 @@ package testhealth
 
 import (
 	"fmt"
+	"math"
 	"path"
 	"strconv"
 	"strings"
@@ -394,24 +395,20 @@ func Quarantined(tc TestCase, s Settings) bool {
 // monitoredSince is monitored without the runs of the hours up to from
 // (zero: none left out), and of the folded days that began before it.
 func monitoredSince(tc TestCase, w time.Duration, now, from time.Time) (passed, failed int) {
-	if from.IsZero() {
-		return monitored(tc, w, now)
+	after := int64(math.MinInt64)
+	if !from.IsZero() {
+		after = hourOf(from)
 	}
-	after := hourOf(from)
-	keep := func(k string) bool {
-		n, ok := keyNum(k)
-		return ok && n > after
-	}
-	for k, n := range tc.MonitoredPassedByHour {
-		if keep(k) && inWindow(k, time.Hour, w, now) {
-			passed += n
+	sum := func(m map[string]int) int {
+		n := 0
+		for k, c := range m {
+			if h, ok := keyNum(k); ok && h > after && inWindowNum(h, time.Hour, w, now) {
+				n += c
+			}
 		}
+		return n
 	}
-	for k, n := range tc.MonitoredFailedByHour {
-		if keep(k) && inWindow(k, time.Hour, w, now) {
-			failed += n
-		}
-	}
+	passed, failed = sum(tc.MonitoredPassedByHour), sum(tc.MonitoredFailedByHour)
 	for _, d := range []struct {
 		m   map[string]int
 		sum *int
@@ -432,19 +429,7 @@ func monitoredSince(tc TestCase, w time.Duration, now, from time.Time) (passed, 
 // monitor of an ingest may see up to a day more or less at the window's
 // far end than a read of the whole test does).
 func monitored(tc TestCase, w time.Duration, now time.Time) (passed, failed int) {
-	passed, failed = sumWindow(tc.MonitoredPassedByHour, w, now), sumWindow(tc.MonitoredFailedByHour, w, now)
-	for _, d := range []struct {
-		m   map[string]int
-		sum *int
-	}{{tc.MonitoredPassedByDay, &passed}, {tc.MonitoredFailedByDay, &failed}} {
-		for k, n := range d.m {
-			day, ok := keyNum(k)
-			if ok && inWindowNum(day*24+23, time.Hour, w, now) {
-				*d.sum += n
-			}
-		}
-	}
-	return passed, failed
+	return monitoredSince(tc, w, now, time.Time{})
 }
 
 func sumWindow(m map[string]int, w time.Duration, now time.Time) int {
