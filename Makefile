@@ -52,8 +52,8 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # SWEEPS run in a second go test, without -race: each runs many cases of
 # code that works on one goroutine, for minutes of CPU under the race
 # detector and a fifth of that without, and the detector has nothing to
-# find there. The simulator drives the engine on one goroutine (the
-# engine's and driver's own tests run under -race); the limits and
+# find there. The simulators drive the engine, or test health's rules, on
+# one goroutine (the engine's and driver's own tests run under -race); the limits and
 # hostile-text sweeps call the handlers one after another, and the paths
 # they cross run concurrently in other tests of the race run. A renamed
 # sweep just runs under -race again. The two runs go side by side, the
@@ -61,11 +61,11 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 SWEEPS = TestBatchingWithBisection TestSameSeedSameResult TestOptimisticMergeProtectsFromFlakes TestFourLanes \
 	TestFlakyRetriesProtectFromKnownFlakes TestFlakesEjectGoodPRs TestPoissonBelowCapacity TestLanesMatchTheModel \
 	TestUnknownFlakesAreNotRetried TestThroughputMatchesTheModel TestNothingFailsEveryRunMerges \
-	TestHostileText TestEveryFieldAtItsLimit TestEveryFieldOverItsLimit
+	TestHostileText TestEveryFieldAtItsLimit TestEveryFieldOverItsLimit TestDefaultHistory
 empty :=
 space := $(empty) $(empty)
 SWEEPS_RE = ^($(subst $(space),|,$(strip $(SWEEPS))))$$
-SWEEP_PKGS = ./shared/mergequeue/sim/ ./shared/app/
+SWEEP_PKGS = ./shared/mergequeue/sim/ ./shared/app/ ./shared/testhealth/healthsim/
 test: deps promtool chromium pytest
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l cmd functions shared internal docs)" || { echo "gofmt needed:"; gofmt -l cmd functions shared internal docs; exit 1; }

@@ -47,6 +47,7 @@ func init() {
 		{"webhook deliveries", "", "list the recent delivery attempts to an endpoint, most recent first", webhookDeliveries},
 		{"webhook replay", "", "send an event again to its endpoints", webhookReplay},
 		{"webhook listen", "", "receive webhooks on a local address, verify their signatures and print them", webhookListen},
+		{"sim health", "", "simulate test health: the real classifier on a generated CI history of flaky tests, regressions and fixes, its recall, mix-ups and status changes", simHealth},
 		{"sim", "", "simulate the merge queue: the real engine on a simulated GitHub and CI, its throughput beside the model's", simulate},
 		{"queue status", "[PR]", "show a merge queue and its pull requests in order, or one pull request's state and position", queueStatus},
 		{"queue list", "", "list the pull requests ever submitted to a merge queue, by number", queueList},

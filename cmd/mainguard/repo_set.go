@@ -20,28 +20,7 @@ func repoSet(e *env, args []string) error {
 	var h testhealth.HealthSettings
 	f.Func("quarantine", "on or off: quarantine tests in this repository", onOff(&h.QuarantineEnabled))
 	f.Func("auto-quarantine", "on or off: quarantine unhealthy tests automatically (default on)", onOff(&h.AutoQuarantine))
-	f.Func("pass-on-retry", "on or off: a test that failed and passed on one commit is flaky (default on)", onOff(&h.PassOnRetry))
-	f.Func("recovery-days", "days after its last pass-on-retry that a test is healthy again (1 to 15, default 7)", intFlag(&h.RecoveryDays))
-	f.Func("failure-rate", "on or off: the failure-rate monitor (default on)", onOff(&h.FailureRate))
-	f.Func("window-hours", "the failure-rate monitor's window in hours (1 to 168, default 168)", intFlag(&h.WindowHours))
-	f.Func("branches", "branch globs the failure-rate monitor watches, comma-separated (default: the default branch)", func(v string) error {
-		h.Branches = nil
-		for g := range strings.SplitSeq(v, ",") {
-			if g = strings.TrimSpace(g); g != "" {
-				h.Branches = append(h.Branches, g)
-			}
-		}
-		return nil
-	})
-	f.Func("min-runs", "runs in the window before the failure-rate monitor judges (default 20)", intFlag(&h.MinRuns))
-	f.Func("flaky-threshold", "failure rate from which a test is flaky (default 0.1)", floatFlag(&h.FlakyThreshold))
-	f.Func("broken-threshold", "failure rate from which a test is broken (default 0.9)", floatFlag(&h.BrokenThreshold))
-	f.Func("flaky-resolution", "failure rate below which a flaky test is healthy again (default: the flaky threshold)", floatFlag(&h.FlakyResolution))
-	f.Func("broken-resolution", "failure rate below which a broken test is no longer broken (default: the broken threshold)", floatFlag(&h.BrokenResolution))
-	f.Func("stale-hours", "hours without a run after which the failure-rate monitor stops judging (default 168)", intFlag(&h.StaleHours))
-	f.Func("infra-guard", "on or off: set aside uploads where over 80% of tests failed (default on)", onOff(&h.InfraGuard))
-	f.Func("broken-streak", "on or off: a test failing --streak runs in a row on the default branch is broken (default on)", onOff(&h.BrokenStreak))
-	f.Func("streak", "the broken-streak monitor's run count (1 to 1000, default 5)", intFlag(&h.Streak))
+	monitorFlags(f, &h)
 	t := targetFlags(f, e)
 	pos, err := f.parse(e, args, 1)
 	if err != nil {
@@ -158,4 +137,30 @@ func pick[T any](dst **T, src *T) {
 	if src != nil {
 		*dst = src
 	}
+}
+
+// monitorFlags are the monitors' settings, named as repo set names them.
+func monitorFlags(f *flags, h *testhealth.HealthSettings) {
+	f.Func("pass-on-retry", "on or off: a test that failed and passed on one commit is flaky (default on)", onOff(&h.PassOnRetry))
+	f.Func("recovery-days", "days after its last failure or pass-on-retry before a flaky test may be healthy again, once it has had the clean runs its failure rate asks (1 to 15, default 7)", intFlag(&h.RecoveryDays))
+	f.Func("failure-rate", "on or off: the failure-rate monitor (default on)", onOff(&h.FailureRate))
+	f.Func("window-hours", "the failure-rate monitor's window in hours (1 to 168, default 168)", intFlag(&h.WindowHours))
+	f.Func("branches", "branch globs the failure-rate monitor watches, comma-separated (default: the default branch)", func(v string) error {
+		h.Branches = nil
+		for g := range strings.SplitSeq(v, ",") {
+			if g = strings.TrimSpace(g); g != "" {
+				h.Branches = append(h.Branches, g)
+			}
+		}
+		return nil
+	})
+	f.Func("min-runs", "runs in the window before the failure-rate monitor judges (default 20)", intFlag(&h.MinRuns))
+	f.Func("flaky-threshold", "failure rate from which a test is flaky (default 0.1)", floatFlag(&h.FlakyThreshold))
+	f.Func("broken-threshold", "failure rate from which a test is broken (default 0.9)", floatFlag(&h.BrokenThreshold))
+	f.Func("flaky-resolution", "failure rate below which a flaky test is healthy again (default: the flaky threshold)", floatFlag(&h.FlakyResolution))
+	f.Func("broken-resolution", "failure rate below which a broken test is no longer broken (default: the broken threshold)", floatFlag(&h.BrokenResolution))
+	f.Func("stale-hours", "hours without a run after which the failure-rate monitor stops judging (default 168)", intFlag(&h.StaleHours))
+	f.Func("infra-guard", "on or off: set aside uploads where over 80% of tests failed (default on)", onOff(&h.InfraGuard))
+	f.Func("broken-streak", "on or off: a test whose every attempt failed on --streak commits in a row of the monitored branches is broken (default on)", onOff(&h.BrokenStreak))
+	f.Func("streak", fmt.Sprintf("the broken-streak monitor's commit count (1 to 1000, default %d)", testhealth.DefaultStreak), intFlag(&h.Streak))
 }

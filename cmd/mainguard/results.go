@@ -144,6 +144,27 @@ func readReport(path, name string) (report, error) {
 	return r, nil
 }
 
+// maxGuardCases bounds the failed test cases the guard's count remembers to
+// tell a pass on retry from a failure, as the service's ingest does.
+const maxGuardCases = 200_000
+
+// guardCounts counts the reports' test cases as the infrastructure guard
+// does: a case that passed on a retry, in any report, did not fail. The
+// reports were parsed once already; this second pass keeps the per-case
+// state out of report.
+func guardCounts(reports []report) (cases, failed int) {
+	guard := testhealth.NewGuardCount(maxGuardCases)
+	for _, r := range reports {
+		// Parsed before without an error: the same bytes parse again.
+		_, _ = junit.Parse(bytes.NewReader(r.file.Body), junit.Limits{}, func(run junit.Run) error {
+			key := strings.Join([]string{run.Name, run.Parent, run.Classname, run.File, run.ID}, "\x00")
+			guard.Add(key, run.Attempt, run.Status == junit.Passed, run.Status == junit.Failed || run.Status == junit.Errored)
+			return nil
+		})
+	}
+	return guard.Counts()
+}
+
 // totals sums the reports' runs and lists their failed tests, each once.
 func totals(reports []report) (junit.Summary, []failedTest) {
 	var total junit.Summary
@@ -275,9 +296,13 @@ func testID(org string, ref repository.Ref, variant string, fl failedTest) strin
 
 // printResults prints what an upload held and each failed test (at most
 // maxFailuresShown) with its id, its label and evidence, and its page.
-func printResults(w io.Writer, files int, sum junit.Summary, s sent, ids []string, failed []failedTest, labs map[string]labelled, uploadURL string) {
+func printResults(w io.Writer, reports []report, sum junit.Summary, s sent, ids []string, failed []failedTest, labs map[string]labelled, uploadURL string) {
 	fmt.Fprintf(w, "uploaded %d file(s) as upload %s (%d bytes): %d runs, %d passed, %d failed, %d skipped; %d failed test(s), %d quarantined\n",
-		files, s.uploadID, s.bytes, sum.Runs, sum.Passed, sum.Failed, sum.Skipped, len(failed), len(s.quarantined))
+		len(reports), s.uploadID, s.bytes, sum.Runs, sum.Passed, sum.Failed, sum.Skipped, len(failed), len(s.quarantined))
+	if cases, failedCases := guardCounts(reports); (testhealth.Settings{InfraGuard: true}).Guarded(cases, failedCases) {
+		fmt.Fprintf(w, "%d of %d test cases failed (a test that passed on a retry in the reports did not): more than %d%%, so the infrastructure guard (on unless the repository turned it off) sets this upload aside: its failures count in the rates but flag no test flaky or broken\n",
+			failedCases, cases, int(testhealth.InfraGuardShare*100))
+	}
 	for i, fl := range failed {
 		if i == maxFailuresShown {
 			fmt.Fprintf(w, "  … and %d more failed test(s)\n", len(failed)-i)

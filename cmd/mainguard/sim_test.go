@@ -109,3 +109,35 @@ func TestSimHelp(t *testing.T) {
 		t.Errorf("sim --help says a setting does nothing:\n%s", out)
 	}
 }
+
+// TestSimHealth: `mainguard sim health` replays a short history through the
+// classifier and prints its table; a setting the classifier refuses is a
+// command-line mistake.
+func TestSimHealth(t *testing.T) {
+	t.Parallel()
+	out, errOut, code := mg(t, nil, "sim", "health", "--healthy", "30", "--flaky", "30", "--regressions", "1", "--fixes", "2",
+		"--commits", "12", "--days", "3", "--job-size", "20", "--rates", "0:0.01,1:0.3", "--seed", "4")
+	if code != 0 || errOut != "" {
+		t.Fatalf("sim health: exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{
+		"60 tests: 29 healthy, 30 flaky (rates 0:0.01,1:0.3), 1 regressions (fixed 6 commits later), 2 flaky tests fixed mid-history",
+		"12 commits of main over 3 days", "seed 4", "\nrecall at the end, every flaky test that failed ", "\nhealthy tests ever flagged ",
+		"\nregressions listed broken within 3 commits ", "\nstatus changes per flaky test ", "\nfixed tests healthy again ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output does not show %q:\n%s", want, out)
+		}
+	}
+	for args, want := range map[string]string{
+		"--streak 0":         "streak must be between 1 and 1000",
+		"--rates 0:0.1":      "give the rates at share 0 and at share 1",
+		"--commits 2":        "at least 3 commits of main",
+		"--recovery-days 9x": `invalid value "9x" for flag -recovery-days`,
+	} {
+		_, errOut, code := mg(t, nil, append([]string{"sim", "health"}, strings.Fields(args)...)...)
+		if code != 2 || !strings.Contains(errOut, want) {
+			t.Errorf("sim health %s: exit %d, stderr %q; want 2 and %q", args, code, errOut, want)
+		}
+	}
+}

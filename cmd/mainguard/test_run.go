@@ -138,7 +138,7 @@ func uploadAndExit(ctx context.Context, e *env, c *apiClient, org string, run ru
 	if lerr != nil && len(ids) > 0 {
 		fmt.Fprintf(e.stderr, "mainguard: the failures' labels are not known: %v\n", explain(lerr))
 	}
-	printResults(e.stdout, len(reports), sum, s, ids, failed, labs, page)
+	printResults(e.stdout, reports, sum, s, ids, failed, labs, page)
 	final, why := exitCode(code, failed, ids, doubt, answer)
 	if why != "" {
 		fmt.Fprintf(e.stderr, "mainguard: %s\n", why)

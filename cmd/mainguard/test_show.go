@@ -46,7 +46,11 @@ func testShow(e *env, args []string) error {
 	fmt.Fprintf(w, "  reason       %s\n", v.Status.Reason)
 	fmt.Fprintf(w, "  failure rate %s in 24 h, %s in 7 days\n", percentOf(v.FailureRateLast24h), percentOf(v.FailureRateLast7d))
 	fmt.Fprintf(w, "  PRs impacted %d in 7 days\n", v.PullRequestsImpacted)
-	fmt.Fprintf(w, "  quarantined  %s (override %s)\n", yesNo(v.Quarantined), testview.OverrideName(tc.QuarantineOverride))
+	override := testview.OverrideName(tc.QuarantineOverride)
+	if until := testview.OverrideUntil(tc); until != "" {
+		override += " until " + until
+	}
+	fmt.Fprintf(w, "  quarantined  %s (override %s)\n", yesNo(v.Quarantined), override)
 	owners := "none"
 	if len(v.Codeowners) > 0 {
 		owners = strings.Join(v.Codeowners, " ")

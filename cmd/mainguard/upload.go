@@ -96,7 +96,7 @@ func uploadOnly(e *env, c *apiClient, org string, run runFlags, files []string) 
 	// Deployed, the bundle is ingested after the PUT: the labels are what
 	// test health knew then.
 	labs, page, _ := labels(e.ctx, c, org, ref, s.uploadID, ids[:min(len(ids), maxFailuresShown)])
-	printResults(e.stdout, len(reports), sum, s, ids, failed, labs, page)
+	printResults(e.stdout, reports, sum, s, ids, failed, labs, page)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
 // uploadsList is `mainguard uploads list`.
@@ -31,6 +32,10 @@ func uploadsList(e *env, args []string) error {
 		switch u.State {
 		case store.UploadIngested:
 			line += fmt.Sprintf("\t%d runs (%d passed, %d failed, %d skipped) on %s %.7s", u.Runs, u.Passed, u.Failed, u.Skipped, u.Branch, u.SHA)
+			if u.Guarded {
+				line += fmt.Sprintf("; set aside by the infrastructure guard: %d of %d test cases failed (more than %d%%), so its failures count in the rates but not for flaky or broken",
+					u.GuardFailed, u.GuardCases, int(testhealth.InfraGuardShare*100))
+			}
 		case store.UploadFailed, store.UploadExpired:
 			line += "\t" + u.Reason
 		}

@@ -344,7 +344,7 @@ var eventScenarios = []eventScenario{
 			login := changed.TestCase.ID
 			// Someone quarantines it for good, with a reason.
 			h.Advance(time.Minute)
-			if _, err := h.app.Health.SetOverride(ctx, "acme", mobile, login, testhealth.AlwaysQuarantine,
+			if _, err := h.app.Health.SetOverride(ctx, "acme", mobile, login, testhealth.AlwaysQuarantine, time.Time{},
 				testview.Actor{FullName: "Ada Lovelace", Email: "ada@acme.example"}, "flaky on every PR"); err != nil {
 				t.Fatal(err)
 			}

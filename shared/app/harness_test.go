@@ -175,6 +175,7 @@ func sampleTest(org string, repo repository.Ref) testhealth.TestCase {
 			Value: "flaky", Reason: "pass-on-retry: failed and passed on commit 1a2b3c4 (main)",
 			Timestamp: t0.Add(-26 * time.Hour),
 		},
+		Flake:        &testhealth.FlakeEvidence{At: t0.Add(-26 * time.Hour), SHA: "1a2b3c4d5e6f", Branch: "main"},
 		FirstSeen:    t0.Add(-10 * 24 * time.Hour),
 		PassedByHour: map[string]int{hour(time.Hour): 4, hour(3 * 24 * time.Hour): 6, hour(9 * 24 * time.Hour): 40},
 		FailedByHour: map[string]int{hour(2 * time.Hour): 1, hour(3 * 24 * time.Hour): 2, hour(9 * 24 * time.Hour): 40},

@@ -261,7 +261,7 @@ func benchRecord(b *testing.B, n int, again bool) {
 	record := func(ctx context.Context, upload string) {
 		onWorkers(b, len(batches), func(i int) error {
 			up := testhealth.UploadRuns{Org: "acme", Repo: repo, Upload: upload, Batch: i, At: e.clock.Now(),
-				SHA: "0123456789abcdef0123456789abcdef01234567", Branch: "main", Monitored: true, Streak: true}
+				SHA: "0123456789abcdef0123456789abcdef01234567", Branch: "main", Monitored: true}
 			_, err := e.s.RecordBatch(ctx, up, batches[i])
 			return err
 		})

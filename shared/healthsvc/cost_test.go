@@ -123,7 +123,7 @@ func (e *meteredEnv) seed(tb testing.TB, profile string, days, failEvery int) {
 		}
 		up := testhealth.UploadRuns{Org: "acme", Repo: repo, Upload: fmt.Sprintf("seed-%s-%05d", profile, h),
 			At: now.Add(-time.Duration(h) * time.Hour), SHA: fmt.Sprintf("%040d", h), Branch: "main", PR: 1000 + h,
-			Monitored: true, Streak: true}
+			Monitored: true}
 		for _, tr := range tests {
 			var runs []testhealth.Run
 			for r := range 20 {

@@ -82,13 +82,22 @@ func (s *Service) ingest(ctx context.Context, org, uploadID, lease string) error
 	if err != nil {
 		return err
 	}
-	guarded := settings.Guarded(check.cases, check.failedCases)
+	cases, failedCases := check.guard.Counts()
+	guarded := settings.Guarded(cases, failedCases)
 	runs := testhealth.UploadRuns{
 		Org: org, Repo: repo.Ref, Upload: uploadID, At: at,
 		SHA: meta.Repo.HeadSHA, Branch: meta.Repo.HeadBranch, PR: meta.PullRequest(),
 		Monitored: !guarded && testhealth.MatchBranch(settings.Branches, meta.Repo.HeadBranch),
-		Streak:    !guarded && meta.Repo.HeadBranch == settings.DefaultBranch,
 		Guarded:   guarded,
+	}
+	check.failed = check.guard.FailedIDs()
+	var onCommit map[string]testhealth.CommitSoFar
+	if runs.Monitored && runs.SHA != "" && len(check.failed) > 0 {
+		// What the commit's earlier uploads showed of the tests failing
+		// here: the broken streak counts a commit once.
+		if onCommit, err = s.Store.CommitSoFar(ctx, runs, check.failed); err != nil {
+			return err
+		}
 	}
 	workers := s.Workers
 	if workers <= 0 {
@@ -99,6 +108,7 @@ func (s *Service) ingest(ctx context.Context, org, uploadID, lease string) error
 		return err
 	}
 	rec := newRecorder(ctx, s, runs, settings, owners, meta, workers, check.failed, done)
+	rec.onCommit = onCommit
 	rec.renew = func() {
 		// Renewed as batches go out; a renewal that fails leaves the
 		// ingest going, which stays correct (batches count once) if
@@ -143,6 +153,7 @@ func (s *Service) ingest(ctx context.Context, org, uploadID, lease string) error
 	up.SHA, up.Branch, up.PR = runs.SHA, runs.Branch, runs.PR
 	up.RunsAt, up.Guarded = runs.At, guarded
 	up.FailedTests, up.FailedTestsTotal = rec.failedTests()
+	up.GuardCases, up.GuardFailed = cases, failedCases
 	// The merge queue reads the failures of its test branches' uploads by
 	// their commit: only those are indexed.
 	up.Evidence = strings.HasPrefix(runs.Branch, mergequeue.TestBranchPrefix)
@@ -150,7 +161,7 @@ func (s *Service) ingest(ctx context.Context, org, uploadID, lease string) error
 		return err
 	}
 	s.postCheckRun(ctx, up, settings)
-	attrs := []any{"org", org, "upload", uploadID, "runs", sum.Runs, "guarded", guarded}
+	attrs := []any{"org", org, "upload", uploadID, "runs", sum.Runs, "guarded", guarded, "cases", cases, "failed_cases", failedCases}
 	if t := bill.Total(); t.Calls > 0 {
 		attrs = append(attrs, "ddb_billed_read", t.Read, "ddb_billed_write", t.Write+t.IndexWrite)
 	}
@@ -295,10 +306,12 @@ func ignoreDone(err error) error {
 
 // checked is what the first reading of a bundle learned.
 type checked struct {
-	meta        bundle.Meta
-	codeowners  []byte
-	cases       int // first attempts that passed or failed
-	failedCases int // of those, failed
+	meta       bundle.Meta
+	codeowners []byte
+	// guard counts the test cases and those that failed without passing
+	// on a retry inside the upload, for the infrastructure guard, and
+	// remembers the tests with a failed run, up to maxFailedIDs.
+	guard *testhealth.GuardCount
 	// failed holds the ids of the tests with a failed run (any attempt),
 	// up to maxFailedIDs: what pass-on-retry looks for on the commit.
 	failed map[string]bool
@@ -313,7 +326,7 @@ const maxFailedIDs = 200_000
 // check reads the whole bundle without recording anything: the meta must
 // name this organization, repository and upload, and every file must parse.
 func (s *Service) check(ctx context.Context, up store.Upload) (checked, error) {
-	c := checked{failed: map[string]bool{}}
+	c := checked{guard: testhealth.NewGuardCount(maxFailedIDs)}
 	_, err := s.read(ctx, up, bundle.Handler{
 		Meta: func(m bundle.Meta) error {
 			if !strings.EqualFold(m.Org, up.Org) {
@@ -331,14 +344,9 @@ func (s *Service) check(ctx context.Context, up store.Upload) (checked, error) {
 		},
 		Run: func(_ string, r junit.Run) error {
 			failed := r.Status == junit.Failed || r.Status == junit.Errored
-			if r.Attempt == 0 && r.Status != junit.Skipped {
-				c.cases++
-				if failed {
-					c.failedCases++
-				}
-			}
-			if failed && len(c.failed) < maxFailedIDs {
-				c.failed[strings.ToLower(testID(c.meta, r))] = true
+			passed := r.Status == junit.Passed
+			if failed || passed {
+				c.guard.Add(strings.ToLower(testID(c.meta, r)), r.Attempt, passed, failed)
 			}
 			return nil
 		},
@@ -407,7 +415,8 @@ type recorder struct {
 	renew      func()    // renews the upload's lease
 	renewed    time.Time // when it last did
 	done       map[int]bool
-	failedHere map[string]bool // tests with a failed run in the upload (checked.failed)
+	failedHere map[string]bool                   // tests with a failed run in the upload (checked.failed)
+	onCommit   map[string]testhealth.CommitSoFar // of those, what the commit's earlier uploads showed
 	seq        int
 	tests      int // distinct tests per batch, summed (an upper bound across batches)
 
@@ -497,7 +506,7 @@ func (r *recorder) add(_ string, jr junit.Run) error {
 	newTest := func() testhealth.TestRuns {
 		tr := testhealth.TestRuns{Test: testhealth.TestCase{
 			ID: id, Name: jr.Name, Variant: r.meta.Variant, FilePath: jr.File, Parent: jr.Parent, Classname: jr.Classname,
-		}}
+		}, OnCommit: r.onCommit[strings.ToLower(id)]}
 		if r.owners != nil && jr.File != "" {
 			owners, seen := r.ownersOf[jr.File]
 			if !seen {

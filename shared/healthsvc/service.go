@@ -2,6 +2,7 @@ package healthsvc
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -35,33 +36,28 @@ func New(st *store.Store, bundles blobs.Store, v testview.Viewer, now func() tim
 	return &Service{Store: st, Blobs: bundles, Viewer: v, Now: now, NewID: newID, Log: log}
 }
 
-// decide is the whole health decision for one test: new flake evidence
-// from its commit, then the status, then when it became a quarantine
-// candidate, with the counters that left every window pruned. It returns
-// the test as it should be and whether anything is to be written.
+// decide is the whole health decision for one test (testhealth.Decide),
+// and whether anything of it is to be written.
 func decide(tc testhealth.TestCase, commit *testhealth.CommitResult, s testhealth.Settings, now time.Time) (testhealth.TestCase, bool) {
-	after, pruned := testhealth.Prune(tc, now)
-	if commit != nil && s.PassOnRetry {
-		if at, ok := commit.Flaky(); ok && (tc.Flake == nil || at.After(tc.Flake.At)) {
-			after.Flake = &testhealth.FlakeEvidence{At: at, SHA: commit.SHA, Branch: commit.Branch}
-		}
-	}
-	after.Status = testhealth.Classify(after, s, now)
-	if after.QuarantineCandidate() != "" && tc.QuarantineCandidate() == "" {
-		after.QuarantineSince = now
-	}
+	after, pruned := testhealth.Decide(tc, commit, s, now)
 	// Only a new value is written: a read states the evidence (the reason)
 	// as of then (testhealth.Status), so writing the new evidence down
 	// would cost a write per test per upload, a whole unhealthy test and
 	// its index copies at that. A test never classified reads as healthy
 	// since it was first seen already.
-	statusChanged := after.Status.Value != testhealth.Previous(tc)
+	statusChanged := testhealth.Previous(after) != testhealth.Previous(tc)
 	// Counters that left every window are ignored by every figure; they
 	// are removed in batches (testhealth.PruneBatch), not an hour at a
 	// time, for the same reason.
 	pruneDue := pruned >= testhealth.PruneBatch
-	changed := statusChanged || pruneDue ||
+	// An override that ended is removed, with its event, by the first
+	// decision that sees it: readers apply the repository's rule already.
+	changed := statusChanged || pruneDue || after.ExpiredOverride != "" ||
 		!after.QuarantineSince.Equal(tc.QuarantineSince) || flakeChanged(tc.Flake, after.Flake)
+	if changed && pruned > 0 && !pruneDue {
+		// A write goes anyway: it takes what left every window with it.
+		after, _ = testhealth.Prune(after, now)
+	}
 	return after, changed
 }
 
@@ -76,7 +72,16 @@ func flakeChanged(a, b *testhealth.FlakeEvidence) bool {
 // changed. Conflict when another writer got there first.
 func (s *Service) apply(ctx context.Context, before, after testhealth.TestCase, settings testhealth.Settings, now time.Time) error {
 	var events []store.Event
-	if prev := testhealth.Previous(before); after.Status.Value != prev {
+	if after.ExpiredOverride != "" {
+		after.Quarantined = testhealth.Quarantined(after, settings)
+		reason := fmt.Sprintf("the %s override ended at %s", after.ExpiredOverride, testview.Timestamp(after.QuarantineUntil))
+		ev, err := s.Viewer.QuarantineSettingEvent(s.NewID(), after, settings, after.ExpiredOverride, ExpiryActor, reason, now)
+		if err != nil {
+			return err
+		}
+		events = append(events, ev)
+	}
+	if prev := testhealth.Previous(before); testhealth.Previous(after) != prev {
 		after.Quarantined = testhealth.Quarantined(after, settings)
 		ev, err := s.Viewer.StatusChangedEvent(s.NewID(), after, settings, prev, now)
 		if err != nil {
@@ -168,27 +173,42 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// ExpiryActor is who ends an override whose end has come, in its event.
+var ExpiryActor = testview.Actor{FullName: "mainguard (the override's end)"}
+
 // SetOverride sets a test's quarantine override (testhealth.AlwaysQuarantine,
-// testhealth.NeverQuarantine or "" for unspecified) and writes the
+// testhealth.NeverQuarantine or "" for unspecified) until until (zero: no
+// end; an override with an end applies up to it, then the repository's
+// rule applies again, testhealth.Expire) and writes the
 // test_case.quarantining_setting_changed event with it. Setting the value
-// it has changes nothing and emits nothing.
-func (s *Service) SetOverride(ctx context.Context, org string, repo repository.Ref, id, override string, actor testview.Actor, reason string) (testhealth.TestCase, error) {
+// it has, with the same end, changes nothing and emits nothing.
+func (s *Service) SetOverride(ctx context.Context, org string, repo repository.Ref, id, override string, until time.Time, actor testview.Actor, reason string) (testhealth.TestCase, error) {
 	switch override {
 	case "", testhealth.AlwaysQuarantine, testhealth.NeverQuarantine:
 	default:
 		return testhealth.TestCase{}, errs.E(errs.Invalid, "override must be ALWAYS_QUARANTINE, NEVER_QUARANTINE or UNSPECIFIED, got %q", override)
 	}
+	switch {
+	case until.IsZero():
+	case override == "":
+		return testhealth.TestCase{}, errs.E(errs.Invalid, "an end (until) needs an override, ALWAYS_QUARANTINE or NEVER_QUARANTINE: UNSPECIFIED is the repository's rule already")
+	case !until.After(s.Now()):
+		return testhealth.TestCase{}, errs.E(errs.Invalid, "until must be in the future, got %s", testview.Timestamp(until))
+	}
+	until = until.UTC()
 	for try := 0; ; try++ {
 		r, tc, err := s.Store.GetRepoAndTest(ctx, org, repo, id)
 		if err != nil {
 			return testhealth.TestCase{}, err
 		}
-		if tc.QuarantineOverride == override {
+		// An override that ended reads as UNSPECIFIED already; unsetting it
+		// is left to the next decision, which removes it with its event.
+		if tc.QuarantineOverride == override && (override == "" || tc.QuarantineUntil.Equal(until)) {
 			return tc, nil
 		}
 		now := s.Now()
 		after := tc
-		after.QuarantineOverride = override
+		after.QuarantineOverride, after.QuarantineUntil, after.ExpiredOverride = override, until, ""
 		if after.QuarantineCandidate() != "" && tc.QuarantineCandidate() == "" {
 			after.QuarantineSince = now
 		}

@@ -133,13 +133,10 @@ func (s *Store) CommitEvidence(ctx context.Context, up testhealth.UploadRuns, fa
 			}
 		}
 	}
+	if err := s.eachOtherBatch(ctx, up, other); err != nil {
+		return nil, err
+	}
 	own := batchSKPrefix(up.Upload)
-	if err := s.eachBatch(ctx, up, "SK BETWEEN :lo AND :hi", "RUNS#", own, "", other); err != nil {
-		return nil, err
-	}
-	if err := s.eachBatch(ctx, up, "SK > :lo", own+"\uffff", "", "", other); err != nil {
-		return nil, err
-	}
 	out := map[string]testhealth.CommitResult{}
 	if len(failed) > 0 {
 		err := s.eachBatch(ctx, up, "begins_with(SK, :lo)", own, "", "p", func(item map[string]types.AttributeValue) {
@@ -170,4 +167,41 @@ func (s *Store) CommitEvidence(ctx context.Context, up testhealth.UploadRuns, fa
 		out[id] = testhealth.CommitResult{SHA: up.SHA, Branch: branch, PassedAt: p.at, FailedAt: f.at}
 	}
 	return out, nil
+}
+
+// eachOtherBatch calls fn with each batch record of up's commit that is not
+// up's own.
+func (s *Store) eachOtherBatch(ctx context.Context, up testhealth.UploadRuns, fn func(map[string]types.AttributeValue)) error {
+	own := batchSKPrefix(up.Upload)
+	if err := s.eachBatch(ctx, up, "SK BETWEEN :lo AND :hi", "RUNS#", own, "", fn); err != nil {
+		return err
+	}
+	return s.eachBatch(ctx, up, "SK > :lo", own+"\uffff", "", "", fn)
+}
+
+// CommitSoFar tells what the commit's other uploads recorded of the tests
+// ids (those that failed in up): whether each failed there, and passed.
+// The broken streak counts a commit once (testhealth.TallyRuns): read
+// before up's runs are counted, one Query of the commit's batch records,
+// which finds none on a commit's first upload. Two uploads of one commit
+// counted at the very same time may both count it: the streak is then one
+// commit longer than it should be.
+func (s *Store) CommitSoFar(ctx context.Context, up testhealth.UploadRuns, ids map[string]bool) (map[string]testhealth.CommitSoFar, error) {
+	out := map[string]testhealth.CommitSoFar{}
+	mark := func(item map[string]types.AttributeValue, attr string, set func(*testhealth.CommitSoFar)) {
+		if ss, ok := item[attr].(*types.AttributeValueMemberSS); ok {
+			for _, id := range ss.Value {
+				if ids[id] {
+					c := out[id]
+					set(&c)
+					out[id] = c
+				}
+			}
+		}
+	}
+	err := s.eachOtherBatch(ctx, up, func(item map[string]types.AttributeValue) {
+		mark(item, "f", func(c *testhealth.CommitSoFar) { c.Failed = true })
+		mark(item, "p", func(c *testhealth.CommitSoFar) { c.Passed = true })
+	})
+	return out, err
 }

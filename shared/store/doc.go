@@ -32,12 +32,15 @@
 //	|                                 | + UpdateItem          | then the failure item's pr.{n} REMOVEd if unchanged   |
 //	| batch of an upload done         | PutItem               | PK=…#REPO#{repo}#SHA#{sha}, SK=RUNS#{upload}#{batch}, |
 //	|                                 |                       | passed and failed test ids, ttl 16 days               |
-//	| batches of a commit             | Query                 | PK=…#SHA#{sha}: resume, pass-on-retry across uploads  |
+//	| batches of a commit             | Query                 | PK=…#SHA#{sha}: resume, pass-on-retry across uploads, |
+//	|                                 |                       | and what earlier uploads showed of the tests failing  |
+//	|                                 |                       | now (a commit counts once in the broken streak)       |
 //	| health write (+ its events)     | TransactWriteItems    | counter item (rev = read rev), meta item, its index   |
 //	|                                 |                       | entry (PK=…#TEST#{id}, SK=INDEX) + new event items    |
 //	| unhealthy tests of a repo       | Query GSI1 + BatchGet | GSI1PK=ORG#{slug}#REPO#{repo}#STATUS#FLAKY|BROKEN     |
 //	|                                 |                       | on index entries, then the page's test items          |
 //	| quarantine candidates of a repo | Query GSI2 + BatchGet | GSI2PK=ORG#{slug}#REPO#{repo}#QUARANTINE, SK A#/U#{id}|
+//	|                                 |                       | (filtered: an override's end, qu, not passed)         |
 //	| failed runs in a time range     | Query per day         | PK=ORG#{slug}#REPO#{repo}#FAILS#{unix day}, SK={time} |
 //	|                                 |                       | #{test}#{upload}#{seq}, ttl 35 days (and GSI1, where  |
 //	|                                 |                       | the earlier layout indexed its run items)             |
@@ -67,9 +70,11 @@
 // counter item (under 1 KB whatever the test's age) holds what
 // classification reads: the runs of each recent hour, four counters packed
 // into one number (counters.go), the monitored runs of older days, the
-// streak, the status value, quarantine override, flake time and rev, and
-// the upload and outcome of its latest run (what the test's web page shows
-// of it, passing runs being counted, not kept). Every
+// streak, the status value, quarantine override and its end, flake time
+// and rev, the flaky episode's counts, the clean runs and the last
+// failure (healthattrs.go), and the upload and outcome of its latest run
+// (what the test's web page shows of it, passing runs being counted, not
+// kept). Every
 // upload ADDs to it without reading it and gets it back as it was
 // (ReturnValues ALL_OLD), which is all classification needs; a batch is
 // counted once because the item keeps the tokens of the last batches

@@ -81,8 +81,20 @@ func (s *Store) UpdateHealth(ctx context.Context, before, after testhealth.TestC
 	} else {
 		hotRemove = append(hotRemove, hot.name("qo"), hot.name("quarantine_override"))
 	}
+	if until := overrideUntil(after); !until.IsZero() {
+		hot.setTo(attrQuarantineUntil, num64(until.Unix()))
+	} else {
+		hotRemove = append(hotRemove, hot.name(attrQuarantineUntil))
+	}
 	if after.Flake != nil {
 		hot.setTo("fa", num64(after.Flake.At.UnixNano()))
+	}
+	if !after.BrokenUntil.Equal(before.BrokenUntil) {
+		hot.setTo(attrBrokenUntil, num64(after.BrokenUntil.Unix()))
+	}
+	if testhealth.EpisodeStarted(before, after) {
+		// Set, not added: a flaky episode starts from the window's runs.
+		hot.setTo(attrEpisode, episodeCounts{after.EpisodeRuns, after.EpisodeFailures}.number())
 	}
 	for _, k := range []string{AttrGSI1PK, AttrGSI1SK, AttrGSI2PK, AttrGSI2SK} {
 		hotRemove = append(hotRemove, hot.name(k)) // an aggregate of the earlier layout moves them to the index entry
@@ -119,6 +131,11 @@ func (s *Store) UpdateHealth(ctx context.Context, before, after testhealth.TestC
 		meta.setTo("quarantine_override", str(after.QuarantineOverride))
 	} else {
 		metaRemove = append(metaRemove, meta.name("quarantine_override"))
+	}
+	if until := overrideUntil(after); !until.IsZero() {
+		meta.setTo("quarantine_until", timeStr(until))
+	} else {
+		metaRemove = append(metaRemove, meta.name("quarantine_until"))
 	}
 	if !after.QuarantineSince.IsZero() {
 		meta.setTo("quarantine_since", timeStr(after.QuarantineSince))
@@ -189,7 +206,40 @@ func indexEntryWrite(tc testhealth.TestCase) types.TransactWriteItem {
 	for a, v := range keys {
 		item[a] = v
 	}
+	if until := overrideUntil(tc); !until.IsZero() && keys[AttrGSI2PK] != nil {
+		// The quarantine lists leave the entry out once the override has
+		// ended (quarantineFilter), unless the test is a candidate by its
+		// status too, until the next health write moves it.
+		item[attrQuarantineUntil] = num64(until.Unix())
+		if v := tc.Status.Value; v == testhealth.Flaky || v == testhealth.Broken {
+			item[attrAlsoAuto] = str("1")
+		}
+	}
 	return types.TransactWriteItem{Put: &types.Put{Item: item}}
+}
+
+// attrAlsoAuto marks a quarantine index entry of an override with an end
+// whose test is unhealthy: automatic quarantine lists it after the end.
+const attrAlsoAuto = "qa"
+
+// overrideUntil is the end of tc's override, zero when it has none.
+func overrideUntil(tc testhealth.TestCase) time.Time {
+	if tc.QuarantineOverride == "" {
+		return time.Time{}
+	}
+	return tc.QuarantineUntil
+}
+
+// quarantineFilter keeps the quarantine index entries whose override has
+// not ended at now; with automatic quarantine, also those of an unhealthy
+// test whose override has.
+func quarantineFilter(alwaysOnly bool, now time.Time, vals map[string]types.AttributeValue) string {
+	vals[":now"] = num64(now.Unix())
+	f := "(attribute_not_exists(" + attrQuarantineUntil + ") OR " + attrQuarantineUntil + " > :now"
+	if !alwaysOnly {
+		f += " OR attribute_exists(" + attrAlsoAuto + ")"
+	}
+	return f + ")"
 }
 
 // Page is one page of a list read from an index.
@@ -204,23 +254,25 @@ type Page struct {
 // in id order, starting after the id after (""; from the start), or before
 // before when reading backwards. One Query on GSI1.
 func (s *Store) ListUnhealthy(ctx context.Context, org string, repo repository.Ref, status string, q PageQuery) (Page, error) {
-	return s.listIndex(ctx, org, repo, IndexGSI1, AttrGSI1PK, AttrGSI1SK, unhealthyPK(org, repo, status), "", q)
+	return s.listIndex(ctx, org, repo, IndexGSI1, AttrGSI1PK, AttrGSI1SK, unhealthyPK(org, repo, status), "", nil, q)
 }
 
 // CountUnhealthy counts a repository's tests of one status.
 func (s *Store) CountUnhealthy(ctx context.Context, org string, repo repository.Ref, status string) (int, error) {
-	return s.countIndex(ctx, IndexGSI1, AttrGSI1PK, AttrGSI1SK, unhealthyPK(org, repo, status), "")
+	return s.countIndex(ctx, IndexGSI1, AttrGSI1PK, AttrGSI1SK, unhealthyPK(org, repo, status), "", nil)
 }
 
 // ListQuarantineCandidates lists a repository's quarantine candidates,
 // only those overridden to always when alwaysOnly, ordered "always" first,
-// then by id. One Query on GSI2.
+// then by id. One Query on GSI2, which leaves out the overrides that have
+// ended (quarantineFilter): their tests are read with the repository's
+// rule applied (testhealth.Expire), and the next health write moves them.
 func (s *Store) ListQuarantineCandidates(ctx context.Context, org string, repo repository.Ref, alwaysOnly bool, q PageQuery) (Page, error) {
 	prefix := ""
 	if alwaysOnly {
 		prefix = "A#"
 	}
-	return s.listIndex(ctx, org, repo, IndexGSI2, AttrGSI2PK, AttrGSI2SK, quarantinePK(org, repo), prefix, q)
+	return s.listIndex(ctx, org, repo, IndexGSI2, AttrGSI2PK, AttrGSI2SK, quarantinePK(org, repo), prefix, s.quarantineFilter(alwaysOnly), q)
 }
 
 // CountQuarantineCandidates counts what ListQuarantineCandidates lists.
@@ -229,7 +281,12 @@ func (s *Store) CountQuarantineCandidates(ctx context.Context, org string, repo 
 	if alwaysOnly {
 		prefix = "A#"
 	}
-	return s.countIndex(ctx, IndexGSI2, AttrGSI2PK, AttrGSI2SK, quarantinePK(org, repo), prefix)
+	return s.countIndex(ctx, IndexGSI2, AttrGSI2PK, AttrGSI2SK, quarantinePK(org, repo), prefix, s.quarantineFilter(alwaysOnly))
+}
+
+func (s *Store) quarantineFilter(alwaysOnly bool) func(map[string]types.AttributeValue) string {
+	now := s.now()
+	return func(vals map[string]types.AttributeValue) string { return quarantineFilter(alwaysOnly, now, vals) }
 }
 
 // PageQuery selects a page of an index: Limit items after the sort key
@@ -242,7 +299,7 @@ type PageQuery struct {
 	Last bool
 }
 
-func (s *Store) listIndex(ctx context.Context, org string, repo repository.Ref, index, pkAttr, skAttr, pk, prefix string, q PageQuery) (Page, error) {
+func (s *Store) listIndex(ctx context.Context, org string, repo repository.Ref, index, pkAttr, skAttr, pk, prefix string, filterOf func(map[string]types.AttributeValue) string, q PageQuery) (Page, error) {
 	cond := pkAttr + " = :pk"
 	vals := map[string]types.AttributeValue{":pk": str(pk)}
 	forward := true
@@ -267,6 +324,13 @@ func (s *Store) listIndex(ctx context.Context, org string, repo repository.Ref, 
 			filter = aws.String("begins_with(" + skAttr + ", :pre)")
 		}
 		vals[":pre"] = str(prefix)
+	}
+	if filterOf != nil {
+		f := filterOf(vals)
+		if filter != nil {
+			f = *filter + " AND " + f
+		}
+		filter = aws.String(f)
 	}
 	var tests []testhealth.TestCase
 	var lastKey string
@@ -339,23 +403,27 @@ func (s *Store) entriesToTests(ctx context.Context, org string, repo repository.
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, tc)
+		out = append(out, testhealth.Expire(tc, s.now()))
 	}
 	return out, nil
 }
 
-func (s *Store) countIndex(ctx context.Context, index, pkAttr, skAttr, pk, prefix string) (int, error) {
+func (s *Store) countIndex(ctx context.Context, index, pkAttr, skAttr, pk, prefix string, filterOf func(map[string]types.AttributeValue) string) (int, error) {
 	cond := pkAttr + " = :pk"
 	vals := map[string]types.AttributeValue{":pk": str(pk)}
 	if prefix != "" {
 		cond += " AND begins_with(" + skAttr + ", :pre)"
 		vals[":pre"] = str(prefix)
 	}
+	var filter *string
+	if filterOf != nil {
+		filter = aws.String(filterOf(vals))
+	}
 	n := 0
 	var start map[string]types.AttributeValue
 	for {
 		out, err := s.query(ctx, &dynamodb.QueryInput{
-			IndexName: aws.String(index), KeyConditionExpression: aws.String(cond),
+			IndexName: aws.String(index), KeyConditionExpression: aws.String(cond), FilterExpression: filter,
 			ExpressionAttributeValues: vals, Select: types.SelectCount, ExclusiveStartKey: start,
 		})
 		if err != nil {
@@ -373,7 +441,11 @@ func (s *Store) countIndex(ctx context.Context, index, pkAttr, skAttr, pk, prefi
 // quarantine list.
 func IndexKey(tc testhealth.TestCase, quarantineList bool) string {
 	if quarantineList {
-		return quarantineSK(tc.QuarantineCandidate(), tc.ID)
+		c := tc.QuarantineCandidate()
+		if tc.ExpiredOverride == testhealth.AlwaysQuarantine {
+			c = testhealth.AlwaysQuarantine // still where the override put it
+		}
+		return quarantineSK(c, tc.ID)
 	}
 	return strings.ToLower(tc.ID)
 }

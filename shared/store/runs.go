@@ -185,36 +185,39 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 	if tr.Codeowners != nil {
 		u.setTo("oh", str(ownersHash(tr.Codeowners)))
 	}
-	var c hourCounts
-	streak, reset := 0, false
-	for _, r := range tr.Runs {
-		switch {
-		case r.Status == "passed":
-			streak, reset = 0, true
-			if up.Monitored {
-				c.mp++
-			} else {
-				c.op++
-			}
-		case r.Failed():
-			streak++
-			if up.Monitored {
-				c.mf++
-			} else {
-				c.of++
-			}
-		}
+	t := testhealth.TallyRuns(up, tr.Runs, tr.OnCommit)
+	c := hourCounts{}
+	if t.Monitored {
+		c.mp, c.mf = t.Passed, t.Failed
+	} else {
+		c.op, c.of = t.Passed, t.Failed
 	}
-	u.setTo("lu", str(up.Upload+" "+outcomeCode(c)))
+	u.setTo("lu", str(up.Upload+" "+outcomeCode(t)))
 	hour := at.Unix() / 3600
 	if !c.zero() {
 		u.add = append(u.add, u.name(hourAttr(attrHour, hour))+" "+u.value(c.number()))
 	}
-	if up.Streak {
-		if reset {
-			u.setTo("streak", num(streak))
+	switch t.Streak {
+	case testhealth.StreakReset:
+		u.setTo("streak", num(0))
+		u.remove = append(u.remove, u.name(attrStreakOpen))
+	case testhealth.StreakAdd:
+		u.addN("streak", 1)
+		if t.Open {
+			u.setTo(attrStreakOpen, num(1))
 		} else {
-			u.addN("streak", streak)
+			u.remove = append(u.remove, u.name(attrStreakOpen))
+		}
+	case testhealth.StreakSettle:
+		u.remove = append(u.remove, u.name(attrStreakOpen))
+	}
+	if t.Monitored && t.Passed+t.Failed > 0 {
+		u.add = append(u.add, u.name(attrEpisode)+" "+u.value(episodeCounts{t.Passed + t.Failed, t.Failed}.number()))
+		if t.Failed > 0 {
+			u.setTo(attrCleanRuns, num(0))
+			u.setTo(attrLastFailure, num64(at.Unix()))
+		} else {
+			u.addN(attrCleanRuns, t.Passed)
 		}
 	}
 	old, applied, err := s.updateOnce(ctx, testKey(up.Org, up.Repo, id), u, cond, types.ReturnValueAllOld)
@@ -222,16 +225,9 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 		return testhealth.TestCase{}, nil, err
 	}
 	hot := decodeHot(old)
+	view := hot.view(up.Org, up.Repo, id)
 	if applied {
-		hot.hours[hour] = hot.hours[hour].add(c)
-		if up.Streak {
-			if reset {
-				hot.streak = streak
-			} else {
-				hot.streak += streak
-			}
-		}
-		hot.lastRun = at
+		t.Apply(&view, up.Upload, at)
 	}
 	// The meta item: put for a new test (nothing else writes it before its
 	// first batch is recorded: a health write needs it to read the test),
@@ -249,10 +245,13 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 	if err := s.recordFailures(ctx, up, tok, tr); err != nil {
 		return testhealth.TestCase{}, nil, err
 	}
+	if applied {
+		hot.hours[hour] = hot.hours[hour].add(c)
+	}
 	if err := s.foldIfDue(ctx, up.Org, up.Repo, id, hot); err != nil {
 		return testhealth.TestCase{}, nil, err
 	}
-	return hot.view(up.Org, up.Repo, id), meta, nil
+	return view, meta, nil
 }
 
 // updateOnce runs a token-guarded update and returns the item as rv asks
@@ -306,6 +305,10 @@ type hotItem struct {
 	owners    string // hash of the owners the meta item holds
 	exists    bool
 	hasLegacy bool
+	// The counters of the test's health that are not hours: the open
+	// streak commit, the flaky episode, the clean runs, the last
+	// failure, the override's end and the latest upload (attrs.go).
+	extra testhealth.TestCase
 }
 
 func decodeHot(item map[string]types.AttributeValue) hotItem {
@@ -342,6 +345,8 @@ func decodeHot(item map[string]types.AttributeValue) hotItem {
 			h.owners = strAttr(av)
 		case "id", "status":
 			h.hasLegacy = true
+		default:
+			readHealthAttr(&h.extra, name, av)
 		}
 	}
 	if h.hasLegacy {
@@ -377,6 +382,7 @@ func (h hotItem) view(org string, repo repository.Ref, id string) testhealth.Tes
 	if !h.flakeAt.IsZero() {
 		tc.Flake = &testhealth.FlakeEvidence{At: h.flakeAt}
 	}
+	copyHealthAttrs(&tc, h.extra)
 	for hour, c := range h.hours {
 		addHour(&tc, strconv.FormatInt(hour, 10), c)
 	}
@@ -416,15 +422,21 @@ func addHour(tc *testhealth.TestCase, hour string, c hourCounts) {
 
 // outcomeCode is the letter the counter item keeps (with the upload, as
 // "lu") of a test's outcome in an upload: p passed, f failed, r passed on
-// retry.
-func outcomeCode(c hourCounts) string {
-	switch passed, failed := c.mp+c.op > 0, c.mf+c.of > 0; {
-	case failed && passed:
-		return "r"
-	case failed:
-		return "f"
+// retry; in capitals when the infrastructure guard set the upload aside.
+func outcomeCode(t testhealth.Tally) string {
+	code := map[string]string{testhealth.Passed: "p", testhealth.Failed: "f", testhealth.PassedOnRetry: "r"}[t.Outcome()]
+	if t.Guarded {
+		return strings.ToUpper(code)
 	}
-	return "p"
+	return code
+}
+
+// readOutcome reads "lu": the latest upload, the test's outcome in it, and
+// whether the infrastructure guard set it aside.
+func readOutcome(av types.AttributeValue, tc *testhealth.TestCase) {
+	upload, code, _ := strings.Cut(strAttr(av), " ")
+	tc.LastUpload, tc.LastOutcome = upload, outcomes[strings.ToLower(code)]
+	tc.LastGuarded = code != strings.ToLower(code)
 }
 
 var outcomes = map[string]string{"p": testhealth.Passed, "f": testhealth.Failed, "r": testhealth.PassedOnRetry}
@@ -761,9 +773,9 @@ func (s *Store) writeAll(ctx context.Context, reqs []types.WriteRequest) error {
 
 // update collects an update expression's clauses and values.
 type update struct {
-	set, add []string
-	names    map[string]string
-	values   map[string]types.AttributeValue
+	set, add, remove []string
+	names            map[string]string
+	values           map[string]types.AttributeValue
 }
 
 func newUpdate() *update {
@@ -806,6 +818,9 @@ func (u *update) expression() string {
 	if len(u.add) > 0 {
 		parts = append(parts, "ADD "+strings.Join(u.add, ", "))
 	}
+	if len(u.remove) > 0 {
+		parts = append(parts, "REMOVE "+strings.Join(u.remove, ", "))
+	}
 	return strings.Join(parts, " ")
 }
 
@@ -843,13 +858,19 @@ func strAttr(av types.AttributeValue) string {
 
 // nanosAttr reads a time stored as unix nanoseconds.
 func nanosAttr(av types.AttributeValue) time.Time {
-	n, ok := av.(*types.AttributeValueMemberN)
+	v, ok := int64Attr(av)
 	if !ok {
 		return time.Time{}
 	}
-	v, err := strconv.ParseInt(n.Value, 10, 64)
-	if err != nil {
-		return time.Time{}
-	}
 	return time.Unix(0, v).UTC()
+}
+
+// int64Attr reads a number attribute as an int64.
+func int64Attr(av types.AttributeValue) (int64, bool) {
+	n, ok := av.(*types.AttributeValueMemberN)
+	if !ok {
+		return 0, false
+	}
+	v, err := strconv.ParseInt(n.Value, 10, 64)
+	return v, err == nil
 }

@@ -58,7 +58,7 @@ func (s *Store) readTest(ctx context.Context, org string, repo repository.Ref, i
 	if tc.ID == "" {
 		return testhealth.TestCase{}, errs.E(errs.NotFound, "test %s not found in repository %s", id, repo)
 	}
-	return tc, nil
+	return testhealth.Expire(tc, s.now()), nil
 }
 
 // GetRepoAndTest reads a repository's settings and one of its tests,
@@ -100,7 +100,7 @@ func (s *Store) repoAndTest(ctx context.Context, org string, repo repository.Ref
 	if tc.ID == "" || r.Ref.Host == "" {
 		return Repo{}, testhealth.TestCase{}, errs.E(errs.NotFound, "test %s not found in repository %s", id, repo)
 	}
-	return r, tc, nil
+	return r, testhealth.Expire(tc, s.now()), nil
 }
 
 // GetTestCases reads tests of one repository by id, consistently, in one
@@ -135,7 +135,7 @@ func (s *Store) readTests(ctx context.Context, org string, repo repository.Ref, 
 			return nil, err
 		}
 		if tc.ID != "" {
-			out = append(out, tc)
+			out = append(out, testhealth.Expire(tc, s.now()))
 		}
 	}
 	return out, nil
@@ -220,14 +220,12 @@ func readTestCase(items ...map[string]types.AttributeValue) (testhealth.TestCase
 			}
 			continue
 		}
+		readHealthAttr(&tc, name, av)
 		switch {
 		case name == "lr":
 			if t := nanosAttr(av); t.After(tc.LastRun) {
 				tc.LastRun = t
 			}
-		case name == "lu":
-			upload, code, _ := strings.Cut(strAttr(av), " ")
-			tc.LastUpload, tc.LastOutcome = upload, outcomes[code]
 		case name == "sv":
 			if tc.Status.Value == "" {
 				tc.Status.Value = strAttr(av)
@@ -357,9 +355,30 @@ func (s *Store) PutTestCase(ctx context.Context, tc testhealth.TestCase) error {
 	if tc.LastUpload != "" {
 		for code, o := range outcomes {
 			if o == tc.LastOutcome {
-				hot["lu"] = str(tc.LastUpload + " " + code)
+				if tc.LastGuarded {
+					code = strings.ToUpper(code)
+				}
+				hot[attrLastUpload] = str(tc.LastUpload + " " + code)
 			}
 		}
+	}
+	if tc.StreakOpen {
+		hot[attrStreakOpen] = num(1)
+	}
+	if tc.EpisodeRuns > 0 || tc.EpisodeFailures > 0 {
+		hot[attrEpisode] = episodeCounts{tc.EpisodeRuns, tc.EpisodeFailures}.number()
+	}
+	if tc.CleanRuns > 0 {
+		hot[attrCleanRuns] = num(tc.CleanRuns)
+	}
+	if !tc.LastFailure.IsZero() {
+		hot[attrLastFailure] = num64(tc.LastFailure.Unix())
+	}
+	if !tc.BrokenUntil.IsZero() {
+		hot[attrBrokenUntil] = num64(tc.BrokenUntil.Unix())
+	}
+	if until := overrideUntil(tc); !until.IsZero() {
+		hot[attrQuarantineUntil] = num64(until.Unix())
 	}
 	if tc.QuarantineOverride != "" {
 		hot["qo"] = str(tc.QuarantineOverride)

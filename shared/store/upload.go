@@ -42,6 +42,12 @@ type Upload struct {
 	Files, Tests, Runs, Passed, Failed, Skipped int
 	SHA, Branch                                 string
 	PR                                          int
+	// Guarded: the infrastructure guard set the upload aside, because
+	// GuardFailed of its GuardCases test cases failed (a test case that
+	// passed on a retry inside the upload did not).
+	Guarded     bool `dynamodbav:"guarded,omitempty"`
+	GuardCases  int  `dynamodbav:"guard_cases,omitempty"`
+	GuardFailed int  `dynamodbav:"guard_failed,omitempty"`
 	// FailedTests are the tests that failed (and did not pass on a retry)
 	// in the upload, at most MaxFailedTests of FailedTestsTotal: what its
 	// page and its labels show, and on a merge-queue test branch the
@@ -53,9 +59,8 @@ type Upload struct {
 	// stored: FinishUpload reads it.
 	Evidence bool `dynamodbav:"-"`
 	// RunsAt is when the upload's runs happened, as ingestion counted
-	// them; Guarded, that the infrastructure guard set the upload aside.
-	RunsAt  time.Time `dynamodbav:"runs_at,omitempty"`
-	Guarded bool      `dynamodbav:"guarded,omitempty"`
+	// them.
+	RunsAt time.Time `dynamodbav:"runs_at,omitempty"`
 	// ResumeAt is when an upload not finished by then is due for the
 	// scheduler: its address's expiry plus ResumeGrace when created, the
 	// end of its lease plus ResumeGrace while an ingest holds it.
@@ -132,7 +137,7 @@ func (s *Store) FinishUpload(ctx context.Context, u Upload) error {
 		return err
 	}
 	up := newUpdate()
-	for _, attr := range []string{"state", "reason", "finished_at", "Files", "Tests", "Runs", "Passed", "Failed", "Skipped", "SHA", "Branch", "PR", "failed_tests", "failed_tests_total", "runs_at", "guarded"} {
+	for _, attr := range []string{"state", "reason", "finished_at", "Files", "Tests", "Runs", "Passed", "Failed", "Skipped", "SHA", "Branch", "PR", "failed_tests", "failed_tests_total", "runs_at", "guarded", "guard_cases", "guard_failed"} {
 		if v, ok := item[attr]; ok {
 			up.setTo(attr, v)
 		}

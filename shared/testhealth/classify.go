@@ -2,6 +2,7 @@ package testhealth
 
 import (
 	"fmt"
+	"math"
 	"path"
 	"strconv"
 	"strings"
@@ -43,6 +44,13 @@ type Settings struct {
 	Streak       int
 }
 
+// DefaultStreak is the broken-streak monitor's default: three commits whose
+// every attempt failed. A regression is called broken on its third commit
+// (on the retry that settles it, where CI retries a failed job), where five
+// runs had called it broken on the third commit of a CI that retries once;
+// a flaky test cannot get there while its retries pass (Classify).
+const DefaultStreak = 3
+
 // InfraGuardShare is the share of failed test cases above which an upload
 // is set aside from flaky and broken detection (contract 2.3).
 const InfraGuardShare = 0.8
@@ -83,7 +91,7 @@ func SettingsOf(h HealthSettings, defaultBranch string) Settings {
 		StaleHours:        i(h.StaleHours, 168),
 		InfraGuard:        b(h.InfraGuard, true),
 		BrokenStreak:      b(h.BrokenStreak, true),
-		Streak:            i(h.Streak, 5),
+		Streak:            i(h.Streak, DefaultStreak),
 	}
 	if len(s.Branches) == 0 {
 		s.Branches = []string{s.DefaultBranch}
@@ -144,61 +152,160 @@ func (s Settings) Guarded(cases, failedCases int) bool {
 }
 
 // Classify decides the status of tc at now from its aggregate (contract
-// 2.3): the worst active monitor wins, and the reason names it and its
-// evidence. The timestamp is now when the value changes, else kept.
+// 2.3, as issue 32 changed it): the worst active monitor wins, except that
+// broken never overrides pass-on-retry evidence still in its window (such a
+// test is flaky, with its failure rate in the reason), and a flaky test
+// stays flaky until it has recovered by evidence (RecoveryRuns). The reason
+// names the monitor and its evidence; the timestamp is now when the value
+// changes, else kept.
 func Classify(tc TestCase, s Settings, now time.Time) TestStatus {
-	prev := tc.Status.Value
-	value, reason := Healthy, ""
-	flag := func(v, r string) {
-		if rank(v) > rank(value) {
-			value, reason = v, r
-		}
+	return judge(tc, s, now).status(tc, s, now)
+}
+
+// verdict is what the monitors found of a test, before any of it is put
+// in words: deciding is on every test of every upload, a reason only
+// where a status changes or is shown.
+type verdict struct {
+	value string
+	// The broken-streak monitor: the settled commits of the streak.
+	settled      int
+	streakBroken bool
+	// The failure-rate monitor, when it judges: the rate over runs.
+	rate                  float64
+	runs                  int
+	rateBroken, rateFlaky bool
+	retried               bool // pass-on-retry evidence in its window
+	recovering            bool // flaky only until it recovers
+	prev                  string
+}
+
+func judge(tc TestCase, s Settings, now time.Time) verdict {
+	v := verdict{prev: Previous(tc)}
+	// The streak's latest commit counts once it is settled: failed twice,
+	// or followed by another commit. A retry may still pass it, and a
+	// status called on it would then go back on the same commit.
+	v.settled = tc.Streak
+	if tc.StreakOpen {
+		v.settled--
 	}
-	if s.BrokenStreak && tc.Streak >= s.Streak {
-		flag(Broken, fmt.Sprintf("broken-streak: the last %d runs on %s all failed", tc.Streak, s.DefaultBranch))
-	}
+	v.streakBroken = s.BrokenStreak && v.settled >= s.Streak
 	if s.FailureRate {
-		w := time.Duration(s.WindowHours) * time.Hour
-		passed, failed := monitored(tc, w, now)
+		passed, failed := monitoredSince(tc, time.Duration(s.WindowHours)*time.Hour, now, tc.BrokenUntil)
 		fresh := !tc.LastRun.IsZero() && now.Sub(tc.LastRun) < time.Duration(s.StaleHours)*time.Hour
 		if runs := passed + failed; fresh && runs >= s.MinRuns {
-			rate := float64(failed) / float64(runs)
-			evidence := fmt.Sprintf("failure rate %s over %d runs in %s on %s", percent(rate), runs, window(s.WindowHours), strings.Join(s.Branches, ", "))
+			v.runs, v.rate = runs, float64(failed)/float64(runs)
 			brokenAt, flakyAt := s.BrokenThreshold, s.FlakyThreshold
-			if prev == Broken { // hysteresis: resolves below the resolution threshold
+			if v.prev == Broken { // hysteresis: resolves below the resolution threshold
 				brokenAt = s.BrokenResolution
 			}
-			if prev == Flaky || prev == Broken {
+			if v.prev == Flaky || v.prev == Broken {
 				flakyAt = s.FlakyResolution
 			}
-			switch {
-			case rate >= brokenAt:
-				flag(Broken, "failure-rate: "+evidence)
-			case rate >= flakyAt:
-				flag(Flaky, "failure-rate: "+evidence)
-			}
+			v.rateBroken = v.rate >= brokenAt
+			// A broken test's failures say it is broken: leaving broken,
+			// it is flaky only on other evidence (BrokenUntil). Failures not
+			// passed since (a broken streak running) may be a regression,
+			// the broken-streak monitor's to judge: a healthy test is not
+			// called flaky on them until it passes again.
+			v.rateFlaky = !v.rateBroken && v.rate >= flakyAt && v.prev != Broken && (tc.Streak == 0 || v.prev == Flaky)
 		}
 	}
-	if s.PassOnRetry && tc.Flake != nil && now.Sub(tc.Flake.At) < time.Duration(s.RecoveryDays)*Day {
-		flag(Flaky, fmt.Sprintf("pass-on-retry: failed and passed on commit %s (%s)", short(tc.Flake.SHA), tc.Flake.Branch))
+	v.retried = s.PassOnRetry && tc.Flake != nil && now.Sub(tc.Flake.At) < time.Duration(s.RecoveryDays)*Day
+	switch {
+	case (v.streakBroken || v.rateBroken) && !v.retried:
+		v.value = Broken
+	case v.streakBroken || v.rateBroken || v.retried || v.rateFlaky:
+		v.value = Flaky
+	case v.prev == Flaky && !recovered(tc, s, now):
+		v.value, v.recovering = Flaky, true
+	default:
+		v.value = Healthy
 	}
-	if value == Healthy {
+	return v
+}
+
+// status puts v in words: the reason names the monitor and its evidence.
+func (v verdict) status(tc TestCase, s Settings, now time.Time) TestStatus {
+	branches := strings.Join(s.Branches, ", ")
+	broken := ""
+	switch {
+	case v.streakBroken:
+		broken = fmt.Sprintf("broken-streak: every attempt failed on %s on %s", lastCommits(v.settled), branches)
+	case v.rateBroken:
+		broken = "failure-rate: " + v.rateEvidence(s)
+	}
+	retried := ""
+	if v.retried {
+		retried = fmt.Sprintf("pass-on-retry: failed and passed on commit %s (%s)", short(tc.Flake.SHA), tc.Flake.Branch)
+	}
+	reason := ""
+	switch {
+	case v.value == Broken:
+		reason = broken
+	case broken != "":
+		_, why, _ := strings.Cut(broken, ": ")
+		reason = fmt.Sprintf("%s, so flaky, not broken, although %s; %s", retried, why, rateClause(tc, s, now))
+	case v.retried:
+		reason = retried
+	case v.rateFlaky:
+		reason = "failure-rate: " + v.rateEvidence(s)
+	case v.recovering:
+		reason = "recovering: " + recoveryClause(tc, s, now)
+	}
+	if v.value == Flaky && !v.recovering {
+		reason += "; recovery: " + recoveryClause(tc, s, now)
+	}
+	if v.value == Healthy {
 		reason = HealthyReason(tc, s, now)
-		if prev != "" && prev != Healthy {
-			reason = "recovered (was " + prev + "): " + reason
+		if v.prev != Healthy {
+			reason = "recovered (was " + v.prev + "): " + reason
 		}
+	} else {
+		reason += guardNote(tc)
 	}
 	at := tc.Status.Timestamp
 	switch {
-	case prev == "" && value == Healthy:
+	case tc.Status.Value == "" && v.value == Healthy:
 		at = tc.FirstSeen // never changed: the first-seen time
-	case value != Previous(tc):
+	case v.value != v.prev:
 		at = now
 	}
 	if at.IsZero() {
 		at = now
 	}
-	return TestStatus{Value: value, Reason: reason, Timestamp: at}
+	return TestStatus{Value: v.value, Reason: reason, Timestamp: at}
+}
+
+func (v verdict) rateEvidence(s Settings) string {
+	return fmt.Sprintf("failure rate %s over %d runs in %s on %s", percent(v.rate), v.runs, window(s.WindowHours), strings.Join(s.Branches, ", "))
+}
+
+// rateClause is a test's failure rate in the failure-rate window: over the
+// monitored runs, or over all of them when none was monitored.
+func rateClause(tc TestCase, s Settings, now time.Time) string {
+	w := time.Duration(s.WindowHours) * time.Hour
+	passed, failed := monitored(tc, w, now)
+	where := " on " + strings.Join(s.Branches, ", ")
+	if passed+failed == 0 {
+		passed, failed = sumWindow(tc.PassedByHour, w, now), sumWindow(tc.FailedByHour, w, now)
+		where = ""
+	}
+	rate := 0.0
+	if passed+failed > 0 {
+		rate = float64(failed) / float64(passed+failed)
+	}
+	return fmt.Sprintf("failure rate %s over %s in %s%s", percent(rate), count(passed+failed, "run"), window(s.WindowHours), where)
+}
+
+// guardNote says that the test's latest upload was set aside by the
+// infrastructure guard, when the test failed in it: its failure there
+// counts in the rates, not for flaky or broken.
+func guardNote(tc TestCase) string {
+	if !tc.LastGuarded || tc.LastOutcome == Passed || tc.LastOutcome == "" {
+		return ""
+	}
+	return fmt.Sprintf("; its latest upload, %s, was set aside by the infrastructure guard (more than %d%% of its test cases failed), so its failure there counts in the rates but not for flaky or broken",
+		tc.LastUpload, int(InfraGuardShare*100))
 }
 
 // HealthyReason states the evidence on which a healthy test is healthy: its
@@ -210,7 +317,7 @@ func HealthyReason(tc TestCase, s Settings, now time.Time) string {
 	passed, failed := sumWindow(tc.PassedByHour, w, now), sumWindow(tc.FailedByHour, w, now)
 	parts := []string{fmt.Sprintf("%s in %s in %s", count(failed, "failure"), count(passed+failed, "run"), window(s.WindowHours))}
 	branches := strings.Join(s.Branches, ", ")
-	mp, mf := monitored(tc, w, now)
+	mp, mf := monitoredSince(tc, w, now, tc.BrokenUntil)
 	switch runs := mp + mf; {
 	case !s.FailureRate:
 		parts = append(parts, "the failure-rate monitor is off")
@@ -234,13 +341,13 @@ func HealthyReason(tc TestCase, s Settings, now time.Time) string {
 		}
 	}
 	if tc.Streak > 0 && s.BrokenStreak {
-		last := "the last run on " + s.DefaultBranch + " failed"
-		if tc.Streak > 1 {
-			last = fmt.Sprintf("the last %d runs on %s failed", tc.Streak, s.DefaultBranch)
+		last := fmt.Sprintf("every attempt failed on %s on %s", lastCommits(tc.Streak), branches)
+		if tc.StreakOpen {
+			last += " (the last one not retried yet)"
 		}
-		parts = append(parts, fmt.Sprintf("%s, below the broken-streak monitor's %d", last, s.Streak))
+		parts = append(parts, fmt.Sprintf("%s, below the broken-streak monitor's %s", last, count(s.Streak, "commit")))
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, "; ") + guardNote(tc)
 }
 
 // Status is tc's status as shown at now: the stored value, with the
@@ -285,14 +392,35 @@ func Quarantined(tc TestCase, s Settings) bool {
 	return false
 }
 
-func rank(v string) int {
-	switch v {
-	case Broken:
-		return 2
-	case Flaky:
-		return 1
+// monitoredSince is monitored without the runs of the hours up to from
+// (zero: none left out), and of the folded days that began before it.
+func monitoredSince(tc TestCase, w time.Duration, now, from time.Time) (passed, failed int) {
+	after := int64(math.MinInt64)
+	if !from.IsZero() {
+		after = hourOf(from)
 	}
-	return 0
+	sum := func(m map[string]int) int {
+		n := 0
+		for k, c := range m {
+			if h, ok := keyNum(k); ok && h > after && inWindowNum(h, time.Hour, w, now) {
+				n += c
+			}
+		}
+		return n
+	}
+	passed, failed = sum(tc.MonitoredPassedByHour), sum(tc.MonitoredFailedByHour)
+	for _, d := range []struct {
+		m   map[string]int
+		sum *int
+	}{{tc.MonitoredPassedByDay, &passed}, {tc.MonitoredFailedByDay, &failed}} {
+		for k, n := range d.m {
+			day, ok := keyNum(k)
+			if ok && day*24 > after && inWindowNum(day*24+23, time.Hour, w, now) {
+				*d.sum += n
+			}
+		}
+	}
+	return passed, failed
 }
 
 // monitored sums the monitored runs in the window w ending at now: the
@@ -301,19 +429,7 @@ func rank(v string) int {
 // monitor of an ingest may see up to a day more or less at the window's
 // far end than a read of the whole test does).
 func monitored(tc TestCase, w time.Duration, now time.Time) (passed, failed int) {
-	passed, failed = sumWindow(tc.MonitoredPassedByHour, w, now), sumWindow(tc.MonitoredFailedByHour, w, now)
-	for _, d := range []struct {
-		m   map[string]int
-		sum *int
-	}{{tc.MonitoredPassedByDay, &passed}, {tc.MonitoredFailedByDay, &failed}} {
-		for k, n := range d.m {
-			day, err := strconv.ParseInt(k, 10, 64)
-			if err == nil && inWindow(strconv.FormatInt(day*24+23, 10), time.Hour, w, now) {
-				*d.sum += n
-			}
-		}
-	}
-	return passed, failed
+	return monitoredSince(tc, w, now, time.Time{})
 }
 
 func sumWindow(m map[string]int, w time.Duration, now time.Time) int {
@@ -336,6 +452,15 @@ func window(hours int) string {
 		return strconv.Itoa(hours/24) + " days"
 	}
 	return strconv.Itoa(hours) + " hours"
+}
+
+// lastCommits spells the last n commits: "the last commit", "the last 3
+// commits".
+func lastCommits(n int) string {
+	if n == 1 {
+		return "the last commit"
+	}
+	return fmt.Sprintf("the last %d commits", n)
 }
 
 // count spells n with its noun, singular for one: "1 run", "3 runs".

@@ -26,7 +26,7 @@ func TestHealthyReasonStatesEvidence(t *testing.T) {
 				LastRun: now.Add(-time.Hour), Streak: 1,
 			},
 			s:    defaults,
-			want: "1 failure in 1 run in 7 days; below the failure-rate monitor's 20 runs; the last run on main failed, below the broken-streak monitor's 5",
+			want: "1 failure in 1 run in 7 days; below the failure-rate monitor's 20 runs; every attempt failed on the last commit on main, below the broken-streak monitor's 3 commits",
 		},
 		{
 			name: "runs only off the monitored branches",
@@ -96,11 +96,13 @@ func TestStatusOfUnclassifiedTest(t *testing.T) {
 	if st.Value != Healthy || !st.Timestamp.Equal(first) || st.Reason != "1 failure in 1 run in 7 days; below the failure-rate monitor's 20 runs (0 runs on main)" {
 		t.Errorf("Status = %+v", st)
 	}
-	tc.Status = TestStatus{Value: Flaky, Reason: "pass-on-retry: x", Timestamp: first}
+	// Stored broken, no longer broken by any monitor: the stored reason is
+	// kept until a decision writes the new value.
+	tc.Status = TestStatus{Value: Broken, Reason: "broken-streak: x", Timestamp: first}
 	if st := Status(tc, SettingsOf(HealthSettings{}, "main"), now); st != tc.Status {
 		t.Errorf("unhealthy status rewritten: %+v", st)
 	}
-	if st := Classify(tc, SettingsOf(HealthSettings{}, "main"), now); st.Reason != "recovered (was flaky): 1 failure in 1 run in 7 days; below the failure-rate monitor's 20 runs (0 runs on main)" {
+	if st := Classify(tc, SettingsOf(HealthSettings{}, "main"), now); st.Reason != "recovered (was broken): 1 failure in 1 run in 7 days; below the failure-rate monitor's 20 runs (0 runs on main)" {
 		t.Errorf("recovery reason = %q", st.Reason)
 	}
 }

@@ -22,15 +22,35 @@ func DayKey(t time.Time) string { return strconv.FormatInt(dayOf(t), 10) }
 func hourOf(t time.Time) int64 { return t.Unix() / 3600 }
 func dayOf(t time.Time) int64  { return t.Unix() / 86400 }
 
+// keyNum reads a counter key, a non-negative decimal number: as
+// strconv.ParseInt does, without its error value, as every figure reads
+// every key of a test's maps (a few hundred) on every decision.
+func keyNum(k string) (int64, bool) {
+	if k == "" || len(k) > 18 {
+		return 0, false
+	}
+	var n int64
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, true
+}
+
 // inWindow reports whether counter key k (a unix hour or day, of the given
 // size) falls in the window of length w ending at now. Counters are whole
 // hours or days, so a window starts at the boundary of the bucket holding
 // now-w: figures are exact to the bucket.
 func inWindow(k string, size, w time.Duration, now time.Time) bool {
-	n, err := strconv.ParseInt(k, 10, 64)
-	if err != nil {
-		return false
-	}
+	n, ok := keyNum(k)
+	return ok && inWindowNum(n, size, w, now)
+}
+
+// inWindowNum is inWindow of the bucket numbered n.
+func inWindowNum(n int64, size, w time.Duration, now time.Time) bool {
 	step := int64(size / time.Second)
 	cur := now.Unix() / step
 	span := int64(w / size)
@@ -128,8 +148,11 @@ func Prune(tc TestCase, now time.Time) (TestCase, int) {
 	cut := now.Add(-Keep)
 	hour, day := hourOf(cut), dayOf(cut)
 	older := func(k string, than int64) bool {
-		n, err := strconv.ParseInt(k, 10, 64)
-		return err == nil && n < than
+		n, ok := keyNum(k)
+		return ok && n < than
+	}
+	if prunable(tc, cut, older) == 0 {
+		return tc, 0 // the common case: nothing to copy
 	}
 	dropped := 0
 	counters := func(m map[string]int) map[string]int {
@@ -208,4 +231,51 @@ func Prune(tc TestCase, now time.Time) (TestCase, int) {
 	}
 	tc.FailedPRs = prs
 	return tc, dropped
+}
+
+// prunable counts what Prune would drop of tc at cut, without copying
+// anything: hours, cluster days and pull requests older than cut, and the
+// clusters and pull requests beyond the bounds (an upper bound of what goes
+// with them).
+func prunable(tc TestCase, cut time.Time, older func(string, int64) bool) int {
+	hour, day := hourOf(cut), dayOf(cut)
+	n := max(len(tc.Failures)-MaxClusters, 0) + max(len(tc.FailedPRs)-MaxFailedPRs, 0)
+	for _, m := range []map[string]int{tc.PassedByHour, tc.FailedByHour, tc.MonitoredPassedByHour, tc.MonitoredFailedByHour} {
+		for k := range m {
+			if older(k, hour) {
+				n++
+			}
+		}
+	}
+	for _, c := range tc.Failures {
+		if len(c.ByDay) == 0 {
+			n++
+		}
+		for d := range c.ByDay {
+			if older(d, day) {
+				n++
+			}
+		}
+	}
+	for _, at := range tc.FailedPRs {
+		if at.Before(cut) {
+			n++
+		}
+	}
+	return n
+}
+
+// PruneDue is Prune when what it would drop makes a write worth it
+// (PruneBatch entries, or a bound passed); otherwise tc as it is, with how
+// many entries Prune would drop. Every figure ignores what left its
+// window, so deciding on tc unpruned decides the same.
+func PruneDue(tc TestCase, now time.Time) (TestCase, int) {
+	n := prunable(tc, now.Add(-Keep), func(k string, than int64) bool {
+		v, ok := keyNum(k)
+		return ok && v < than
+	})
+	if n < PruneBatch && len(tc.Failures) <= MaxClusters && len(tc.FailedPRs) <= MaxFailedPRs {
+		return tc, n
+	}
+	return Prune(tc, now)
 }

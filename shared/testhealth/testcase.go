@@ -3,6 +3,7 @@ package testhealth
 import (
 	"time"
 
+	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/repository"
 )
 
@@ -28,9 +29,10 @@ type TestCase struct {
 	// LastUpload is the upload of the latest run recorded and LastOutcome
 	// the test's outcome in it (Passed, Failed, PassedOnRetry): what a
 	// test's page shows of its latest run, passing runs being counted, not
-	// kept.
+	// kept. LastGuarded: the infrastructure guard set that upload aside.
 	LastUpload  string `dynamodbav:"-"`
 	LastOutcome string `dynamodbav:"-"`
+	LastGuarded bool   `dynamodbav:"-"`
 
 	// PassedByHour and FailedByHour count runs per unix hour (key: hour
 	// number in decimal), for the failure rates.
@@ -54,16 +56,40 @@ type TestCase struct {
 	// run of this test.
 	FailedPRs map[string]time.Time `dynamodbav:"-"`
 
-	// Streak counts consecutive failed runs on the default branch (outside
-	// guarded uploads); a pass sets it to 0.
-	Streak int `dynamodbav:"streak,omitempty"`
+	// Streak counts consecutive commits of the monitored branches (outside
+	// guarded uploads) on which every attempt of the test failed: a commit
+	// counts once however often it is retried, and a pass on it sets the
+	// streak to 0. StreakOpen: the streak's latest commit has had one
+	// failed attempt only, which a retry may still pass (Tally).
+	Streak     int  `dynamodbav:"streak,omitempty"`
+	StreakOpen bool `dynamodbav:"-"`
 	// Flake is the newest evidence of a failure and a pass on one commit.
 	Flake *FlakeEvidence `dynamodbav:"flake,omitempty"`
+	// EpisodeRuns and EpisodeFailures count the monitored runs of the
+	// test's flaky episode: those of the failure-rate window when it became
+	// flaky, and every one since (Decide). CleanRuns counts the monitored
+	// runs since its last monitored failure, at LastFailure. Recovery reads
+	// them (RecoveryRuns).
+	EpisodeRuns     int       `dynamodbav:"-"`
+	EpisodeFailures int       `dynamodbav:"-"`
+	CleanRuns       int       `dynamodbav:"-"`
+	LastFailure     time.Time `dynamodbav:"-"`
+	// BrokenUntil is when the test was last broken: the failure-rate
+	// monitor judges the runs after it only, as the runs of a broken
+	// spell say it was broken, not flaky (a fixed regression is healthy).
+	BrokenUntil time.Time `dynamodbav:"-"`
 
-	Codeowners         []string  `dynamodbav:"codeowners,omitempty"`
-	QuarantineOverride string    `dynamodbav:"quarantine_override,omitempty"` // ALWAYS_QUARANTINE, NEVER_QUARANTINE, "" = UNSPECIFIED
-	QuarantineSince    time.Time `dynamodbav:"quarantine_since,omitempty"`    // when it last became a quarantine candidate
-	Ticket             *Ticket   `dynamodbav:"ticket,omitempty"`
+	Codeowners         []string `dynamodbav:"codeowners,omitempty"`
+	QuarantineOverride string   `dynamodbav:"quarantine_override,omitempty"` // ALWAYS_QUARANTINE, NEVER_QUARANTINE, "" = UNSPECIFIED
+	// QuarantineUntil is when the override ends (zero: never); from then
+	// on the repository's rule applies again (Expire).
+	QuarantineUntil time.Time `dynamodbav:"quarantine_until,omitempty"`
+	// ExpiredOverride is an override that has ended but is still stored:
+	// Expire moved it here, so that a reader sees the repository's rule
+	// and the next health write removes it, with its event, once.
+	ExpiredOverride string    `dynamodbav:"-"`
+	QuarantineSince time.Time `dynamodbav:"quarantine_since,omitempty"` // when it last became a quarantine candidate
+	Ticket          *Ticket   `dynamodbav:"ticket,omitempty"`
 
 	// Rev counts health writes (status, override): each carries the
 	// condition that Rev is what the writer read.
@@ -171,12 +197,10 @@ type UploadRuns struct {
 	SHA    string
 	Branch string
 	PR     int // 0 when not a pull request
-	// Monitored: the runs count for the failure-rate monitor (a branch it
-	// watches, and not an upload the infrastructure guard set aside).
+	// Monitored: the runs count for the failure-rate and broken-streak
+	// monitors and the flaky episode (a branch the monitors watch, and not
+	// an upload the infrastructure guard set aside).
 	Monitored bool
-	// Streak: the runs count for the broken-streak monitor (the default
-	// branch, not guarded).
-	Streak bool
 	// Guarded: the infrastructure guard set the upload aside, so it leaves
 	// no pass-on-retry evidence either (no commit item update).
 	Guarded bool
@@ -187,6 +211,15 @@ type TestRuns struct {
 	Test       TestCase // identity fields only: Org, Repo, ID, Name, Variant, FilePath, Parent, Classname
 	Codeowners []string // nil leaves the stored owners as they are
 	Runs       []Run
+	// OnCommit is what the commit's earlier uploads showed of the test
+	// (known for a test that failed here; zero otherwise): the broken
+	// streak counts a commit once.
+	OnCommit CommitSoFar
+}
+
+// CommitSoFar is what the earlier uploads of a commit showed of a test.
+type CommitSoFar struct {
+	Failed, Passed bool
 }
 
 // Run is one execution of a test case.
@@ -243,3 +276,17 @@ const (
 	Failed        = "failed"
 	PassedOnRetry = "passed on retry"
 )
+
+// ParseUntil reads the end of a quarantine override as a person gives it:
+// a date, 2027-01-31, through which the override applies (it ends at the
+// start of the next day, UTC), or an RFC 3339 time at which it ends.
+func ParseUntil(s string) (time.Time, error) {
+	if d, err := time.Parse(time.DateOnly, s); err == nil {
+		return d.AddDate(0, 0, 1), nil
+	}
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, errs.E(errs.Invalid, "until must be a date (2027-01-31: the override applies through that day, UTC) or an RFC 3339 time, got %q", s)
+	}
+	return t.UTC(), nil
+}

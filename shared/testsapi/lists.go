@@ -98,17 +98,20 @@ func (l listed) indexPage(c cursor, total int, read func(store.PageQuery) (store
 
 // QuarantinedTest is an item of list-quarantined-tests.
 type QuarantinedTest struct {
-	TestCaseID          string   `json:"test_case_id"`
-	Name                string   `json:"name"`
-	Parent              *string  `json:"parent"`
-	File                *string  `json:"file"`
-	Classname           *string  `json:"classname"`
-	Status              string   `json:"status"`
-	Codeowners          []string `json:"codeowners"`
-	QuarantineSetting   string   `json:"quarantine_setting"`
-	QuarantinedAt       string   `json:"quarantined_at"`
-	StatusLastUpdatedAt string   `json:"status_last_updated_at"`
-	Variant             string   `json:"variant"`
+	TestCaseID        string   `json:"test_case_id"`
+	Name              string   `json:"name"`
+	Parent            *string  `json:"parent"`
+	File              *string  `json:"file"`
+	Classname         *string  `json:"classname"`
+	Status            string   `json:"status"`
+	Codeowners        []string `json:"codeowners"`
+	QuarantineSetting string   `json:"quarantine_setting"`
+	// QuarantineSettingUntil is when an ALWAYS_QUARANTINE override ends,
+	// when it has an end (ours).
+	QuarantineSettingUntil string `json:"quarantine_setting_until,omitempty"`
+	QuarantinedAt          string `json:"quarantined_at"`
+	StatusLastUpdatedAt    string `json:"status_last_updated_at"`
+	Variant                string `json:"variant"`
 }
 
 func nullable(s string) *string {
@@ -158,7 +161,7 @@ func (h *Handlers) ListQuarantined() http.Handler {
 			items = append(items, QuarantinedTest{
 				TestCaseID: tc.ID, Name: tc.Name, Parent: nullable(tc.Parent), File: nullable(tc.FilePath),
 				Classname: nullable(tc.Classname), Status: strings.ToUpper(view.Status.Value),
-				Codeowners: view.Codeowners, QuarantineSetting: tc.QuarantineCandidate(),
+				Codeowners: view.Codeowners, QuarantineSetting: tc.QuarantineCandidate(), QuarantineSettingUntil: testview.OverrideUntil(tc),
 				QuarantinedAt: testview.Timestamp(since), StatusLastUpdatedAt: view.Status.Timestamp, Variant: tc.Variant,
 			})
 		}

@@ -45,6 +45,9 @@ type QuarantineSetting struct {
 	Time     string  `json:"timestamp"`
 	Previous string  `json:"previous_quarantining_setting"`
 	Updated  string  `json:"updated_quarantining_setting"`
+	// UpdatedUntil is when the updated override ends, when it has an end
+	// (ours).
+	UpdatedUntil string `json:"updated_quarantining_setting_until,omitempty"`
 }
 
 // Actor is who changed a setting.
@@ -86,8 +89,17 @@ func (v Viewer) QuarantineSettingEvent(id string, tc testhealth.TestCase, s test
 		Change: QuarantineSetting{
 			Actor: actor, Reason: r, Time: Timestamp(now),
 			Previous: OverrideName(previous), Updated: OverrideName(tc.QuarantineOverride),
+			UpdatedUntil: OverrideUntil(tc),
 		},
 	})
+}
+
+// OverrideUntil spells when tc's override ends, "" when it has no end.
+func OverrideUntil(tc testhealth.TestCase) string {
+	if tc.QuarantineOverride == "" || tc.QuarantineUntil.IsZero() {
+		return ""
+	}
+	return Timestamp(tc.QuarantineUntil)
 }
 
 // TicketLinked is the payload of the test_case.ticket_linked webhook.

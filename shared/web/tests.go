@@ -243,7 +243,8 @@ type testPage struct {
 	testview.TestCase
 	Repo, ListHref, Self  string
 	Override              coded
-	Since                 stamp // of its status
+	OverrideUntil         string // the override's end, "" when none
+	Since                 stamp  // of its status
 	Failures              []failureRow
 	Rate24h, Rate7d       string
 	FlakeSHA, FlakeBranch string
@@ -295,8 +296,9 @@ func (w *Web) testPage(rw http.ResponseWriter, r *http.Request, s session) error
 	override := testview.OverrideName(tc.QuarantineOverride)
 	page := testPage{
 		TestCase: v, Repo: repo.Ref.String(), Override: coded{Words: overrideWords[override], Code: override},
-		Since:    stampOfView(v.Status.Timestamp, now),
-		ListHref: testsHref(s.Org, repo.Ref), Self: testHref(s.Org, repo.Ref, tc.ID),
+		OverrideUntil: testview.OverrideUntil(tc),
+		Since:         stampOfView(v.Status.Timestamp, now),
+		ListHref:      testsHref(s.Org, repo.Ref), Self: testHref(s.Org, repo.Ref, tc.ID),
 		Rate24h: percent(*v.FailureRateLast24h), Rate7d: percent(*v.FailureRateLast7d),
 		Chart: dailyRateChart(tc, now), QuarantineOn: settings.QuarantineEnabled,
 	}
@@ -405,9 +407,15 @@ func (w *Web) setOverride(rw http.ResponseWriter, r *http.Request, s session) er
 	if override == "UNSPECIFIED" {
 		override = ""
 	}
+	var until time.Time
+	if v := strings.TrimSpace(r.PostFormValue("until")); v != "" && override != "" {
+		if until, err = testhealth.ParseUntil(v); err != nil {
+			return err
+		}
+	}
 	id := strings.ToLower(r.PathValue("id"))
 	actor := testview.Actor{FullName: fmt.Sprintf("web app (%s)", s.Org)}
-	tc, err := w.Health.SetOverride(r.Context(), s.Org, ref, id, override, actor, "set in the web app")
+	tc, err := w.Health.SetOverride(r.Context(), s.Org, ref, id, override, until, actor, "set in the web app")
 	if err != nil {
 		return err
 	}

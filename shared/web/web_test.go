@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mainguard/mainguard/shared/repository"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
 // TestSignIn: no session goes to the sign-in form, which comes back to
@@ -373,5 +377,52 @@ func TestV1PathsStayTheAPIs(t *testing.T) {
 	a := e.get(e.client(), "/v1/nope")
 	if a.code != http.StatusNotFound || a.body != "no endpoint /v1/nope" || strings.Contains(a.header.Get("Content-Type"), "html") {
 		t.Fatalf("%d %q %q", a.code, a.header.Get("Content-Type"), a.body)
+	}
+}
+
+// TestQuarantineOverrideWithAnEnd (issue 32, item 5): the test page's form
+// sets an override until a date; the page and list-quarantined-tests show
+// its end, and once it has passed the repository's rule applies again.
+func TestQuarantineOverrideWithAnEnd(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.uploadFlaky()
+	e.upload("3a0c9d2e3b4a5968778695a4b3c2d1e0f9a8b7c6", "main", 0, junit([]string{"test_logout"}))
+	ref := repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
+	if _, err := e.App.Store.UpdateRepo(context.Background(), "acme", ref, store.RepoSettings{Health: testhealth.HealthSettings{QuarantineEnabled: new(true)}}); err != nil {
+		t.Fatal(err)
+	}
+	logout := testhealth.TestID(testhealth.Identity{Org: "acme", Repo: "github.com/acme/web", File: "src/login_test.go", Classname: "pkg", Parent: "suite", Name: "test_logout"})
+	c := e.client()
+	e.signIn(c, "acme")
+	page := "/acme/flaky-tests/test/" + logout + "?repo=acme%2Fweb"
+	day := t0.Add(24 * time.Hour).Format(time.DateOnly)
+	a := e.do(c, http.MethodPost, page, url.Values{"override": {"ALWAYS_QUARANTINE"}, "until": {day}, "csrf": {csrfOf(t, e.get(c, page).body)}})
+	if a.code != http.StatusSeeOther {
+		t.Fatalf("the form: %d %s", a.code, a.body)
+	}
+	end := t0.Add(48 * time.Hour).Truncate(24 * time.Hour).Format("2006-01-02T15:04:05.000Z")
+	if body := e.get(c, page).body; !strings.Contains(body, "ALWAYS_QUARANTINE until "+end+", then the repository's rule") {
+		t.Errorf("the page does not show the override's end %s", end)
+	}
+	list := func() string {
+		return e.api("acme", "flaky-tests/list-quarantined-tests", map[string]any{"repo": webRepo, "org_url_slug": "acme", "page_query": map[string]any{"page_size": 10}})
+	}
+	if out := list(); !strings.Contains(out, `"test_case_id":"`+logout+`"`) || !strings.Contains(out, `"quarantine_setting_until":"`+end+`"`) {
+		t.Errorf("list-quarantined-tests before the end: %s", out)
+	}
+	e.Clock.Advance(3 * 24 * time.Hour)
+	if out := list(); strings.Contains(out, logout) {
+		t.Errorf("list-quarantined-tests after the end: %s", out)
+	}
+	c = e.client() // the session of three days ago has ended
+	e.signIn(c, "acme")
+	if body := e.get(c, page).body; !strings.Contains(body, "<td>UNSPECIFIED") {
+		t.Errorf("the page after the end does not show the repository's rule")
+	}
+	// A date that is no date is refused, and changes nothing.
+	a = e.do(c, http.MethodPost, page, url.Values{"override": {"NEVER_QUARANTINE"}, "until": {"someday"}, "csrf": {csrfOf(t, e.get(c, page).body)}})
+	if a.code != http.StatusBadRequest || !strings.Contains(a.body, "until must be a date") {
+		t.Errorf("a bad date: %d %s", a.code, a.body)
 	}
 }
