@@ -72,12 +72,18 @@ func TestAdministration(t *testing.T) {
 	if _, errOut, code := mg(t, e, "org", "create"); code != 2 || !strings.Contains(errOut, "--slug") {
 		t.Errorf("org create without slug: %d %q", code, errOut)
 	}
-	out, _, code = mg(t, e, "token", "create", "--org", "acme")
+	out, _, code = mg(t, e, "token", "create", "--org", "acme", "--scope", "read,queue")
 	second := tokenRE.FindString(out)
 	if code != 0 || second == "" || second == secret {
 		t.Fatalf("token create: %d %q", code, out)
 	}
-	if _, errOut, code := mg(t, e, "token", "create", "--org", "ghost"); code != 1 || !strings.Contains(errOut, `organization "ghost" not found`) {
+	if _, errOut, code := mg(t, e, "token", "create", "--org", "acme"); code != 2 || !strings.Contains(errOut, "needs --scope") {
+		t.Errorf("token without a scope: %d %q", code, errOut)
+	}
+	if _, errOut, code := mg(t, e, "token", "create", "--org", "acme", "--scope", "upload,root"); code != 2 || !strings.Contains(errOut, `"root" is not a scope`) {
+		t.Errorf("unknown scope: %d %q", code, errOut)
+	}
+	if _, errOut, code := mg(t, e, "token", "create", "--org", "ghost", "--scope", "upload"); code != 1 || !strings.Contains(errOut, `organization "ghost" not found`) {
 		t.Errorf("token for absent org: %d %q", code, errOut)
 	}
 	out, _, code = mg(t, e, "token", "revoke", "--org", "acme", "--token", second)
@@ -85,7 +91,8 @@ func TestAdministration(t *testing.T) {
 		t.Errorf("token revoke: %d %q", code, out)
 	}
 	out, _, _ = mg(t, e, "token", "list", "--org", "acme")
-	if strings.Count(out, "active") != 1 || strings.Count(out, "revoked") != 1 || strings.Contains(out, secret) {
+	if strings.Count(out, "active") != 1 || strings.Count(out, "revoked") != 1 || strings.Contains(out, secret) ||
+		!strings.Contains(out, "scopes admin\tactive") || !strings.Contains(out, "scopes queue,read\trevoked") {
 		t.Errorf("token list: %q", out)
 	}
 	out, _, code = mg(t, e, "repo", "set", "github.com/acme/web", "--org", "acme", "--jira-base-url", "https://acme.atlassian.net")

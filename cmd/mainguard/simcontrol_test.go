@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -20,7 +21,11 @@ func TestSimControlComments(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sim.Close() })
-	h := simControl(sim)
+	var claimed []string
+	h := simControl(sim, func(_ context.Context, owner, name string) error {
+		claimed = append(claimed, owner+"/"+name)
+		return nil
+	})
 	post := func(path, body string) string {
 		t.Helper()
 		w := httptest.NewRecorder()
@@ -31,6 +36,9 @@ func TestSimControlComments(t *testing.T) {
 		return w.Body.String()
 	}
 	post("/sim/repo", `{"repo":"acme/web","branch":"main"}`)
+	if len(claimed) != 1 || claimed[0] != "acme/web" {
+		t.Errorf("a repository made here is claimed for the local organization: %q", claimed)
+	}
 	post("/sim/pr", `{"repo":"acme/web","head":"f","base":"main","title":"F","file":"f.txt","content":"f"}`)
 	post("/sim/comment", `{"repo":"acme/web","pr":1,"body":"/mainguard merge"}`)
 	post("/sim/label", `{"repo":"acme/web","pr":1,"label":"mainguard-merge"}`)

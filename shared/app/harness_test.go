@@ -127,6 +127,15 @@ func (h *harness) seed(tb testing.TB) {
 	}{{"acme", web}, {"acme", apiRepo}, {"acme", plain}, {"other", otherRepo}} {
 		must(s.PutTestCase(ctx, sampleTest(r.org, r.repo)))
 	}
+	// Each organization owns its GitHub repositories: only it runs merge
+	// queues on them (no GitHub App here, so by an administrator's claim).
+	for _, r := range []struct {
+		org  string
+		repo repository.Ref
+	}{{"acme", web}, {"acme", apiRepo}, {"other", otherRepo}} {
+		_, err := s.ClaimRepo(ctx, r.org, r.repo.Owner, r.repo.Name, false)
+		must(err)
+	}
 }
 
 // seedQueues makes the merge-queue state the golden files read (only

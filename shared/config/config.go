@@ -46,6 +46,12 @@ type Config struct {
 	GitHubAPIURL           string // GITHUB_API_URL: GitHub Enterprise or a test server; empty means api.github.com
 	GitHubWebhookSecret    string // GITHUB_WEBHOOK_SECRET: verifies POST /github/webhook
 	MergeQueueTickPageSize int    // MERGE_QUEUE_PAGE_SIZE: active queues one tick advances (default 25)
+
+	// The GitHub App's OAuth client, for "Sign in with GitHub" in the web
+	// app: GITHUB_APP_CLIENT_ID and its secret GITHUB_APP_CLIENT_SECRET
+	// (both, with GITHUB_APP_ID); none, and people sign in with tokens.
+	GitHubAppClientID     string
+	GitHubAppClientSecret string
 }
 
 // FromEnv reads the configuration through getenv (os.Getenv in a main).
@@ -69,6 +75,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	c.GitHubAppKeySecretARN = getenv("GITHUB_APP_PRIVATE_KEY_SECRET_ARN")
 	c.GitHubAPIURL = getenv("GITHUB_API_URL")
 	c.GitHubWebhookSecret = getenv("GITHUB_WEBHOOK_SECRET")
+	c.GitHubAppClientID = getenv("GITHUB_APP_CLIENT_ID")
+	c.GitHubAppClientSecret = getenv("GITHUB_APP_CLIENT_SECRET")
 	if v := getenv("GITHUB_APP_ID"); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || id <= 0 {
@@ -78,6 +86,11 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.GitHubAppID > 0 && c.GitHubAppPrivateKey == "" && c.GitHubAppKeySecretARN == "" {
 		problems = append(problems, "GITHUB_APP_ID needs GITHUB_APP_PRIVATE_KEY or GITHUB_APP_PRIVATE_KEY_SECRET_ARN")
+	}
+	if (c.GitHubAppClientID == "") != (c.GitHubAppClientSecret == "") {
+		problems = append(problems, "GITHUB_APP_CLIENT_ID and GITHUB_APP_CLIENT_SECRET go together")
+	} else if c.GitHubAppClientID != "" && c.GitHubAppID == 0 {
+		problems = append(problems, "GITHUB_APP_CLIENT_ID is the OAuth client of a GitHub App: it needs GITHUB_APP_ID")
 	}
 	if c.GitHubAPIURL != "" && !strings.HasPrefix(c.GitHubAPIURL, "http://") && !strings.HasPrefix(c.GitHubAPIURL, "https://") {
 		problems = append(problems, fmt.Sprintf("GITHUB_API_URL must be an http(s) address, got %q", c.GitHubAPIURL))

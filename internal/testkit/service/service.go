@@ -1,7 +1,8 @@
 // Package service is the whole service for end-to-end tests: app.App on a
 // fresh DynamoDB Local table, a simulated GitHub holding the repositories a
 // test names (main protected by the required status "ci"), a CI that
-// judges the queue's test branches, organizations with a token each, a
+// judges the queue's test branches, organizations with a token each (the
+// first owning the repositories), a
 // clock the test drives and numbered uuids. The merge-queue and metrics
 // tests build theirs here.
 package service
@@ -13,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +34,12 @@ type Options struct {
 	// Env is added to the configuration's environment (TABLE_NAME, the
 	// GitHub address and token are set).
 	Env map[string]string
+	// Owner is the organization each of Repos is claimed for (default the
+	// first of Orgs): only its owner runs merge queues on a repository.
+	Owner string
+	// App makes the simulated GitHub know a GitHub App (its installations
+	// and user authorization); Env then names it (GITHUB_APP_ID, …).
+	App *githubsim.App
 }
 
 // Service is one running service.
@@ -50,7 +58,7 @@ type Service struct {
 func New(tb testing.TB, opt Options) *Service {
 	tb.Helper()
 	s := &Service{Clock: testkit.NewClock(opt.Start), Tokens: map[string]string{}}
-	sim, err := githubsim.New(tb.TempDir(), githubsim.Options{Now: s.Clock.Now})
+	sim, err := githubsim.New(tb.TempDir(), githubsim.Options{Now: s.Clock.Now, App: opt.App})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -85,6 +93,16 @@ func New(tb testing.TB, opt Options) *Service {
 			tb.Fatal(err)
 		}
 		if s.Tokens[org], _, err = s.App.Store.CreateToken(context.Background(), org); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	owner := opt.Owner
+	if owner == "" && len(opt.Orgs) > 0 {
+		owner = opt.Orgs[0]
+	}
+	for _, full := range opt.Repos {
+		o, n, _ := strings.Cut(full, "/")
+		if _, err := s.App.Store.ClaimRepo(context.Background(), owner, o, n, false); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/tenancy"
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
@@ -89,7 +91,20 @@ type Driver struct {
 	// table's stream runs the fold-queue-commands function.
 	AfterRecord func(ctx context.Context, k store.QueueKey)
 
+	// Tenancy says which organization owns each repository: a tick
+	// advances only the owner's queues (nil: every queue).
+	Tenancy *tenancy.Tenancy
+
 	noted sync.Map // queue and call → the GitHub failure last logged for it (notedFailure)
+}
+
+// notOwnedError says why a queue is not advanced: err, or that its
+// organization does not own its repository.
+func notOwnedError(q store.QueueRecord, err error) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("organization %s does not own %s (claim it with `mainguard repo claim` or record its App installation): the queue is not advanced", q.Key.Org, q.Key.Repo)
 }
 
 // notedFailure is a GitHub failure as last logged for one queue and call.
@@ -450,6 +465,17 @@ func collapse(checks []github.Check) (states, ids map[string]string) {
 // once per change of failure (or every renoteAfter while it lasts), not
 // once per tick.
 func (d *Driver) noteGitHub(ctx context.Context, k store.QueueKey, what string, err error) {
+	if !d.news(k, what, err) {
+		return
+	}
+	retry, after := github.Retryable(err)
+	d.log().InfoContext(ctx, "merge queue: GitHub did not answer; the queue retries later",
+		"queue", k.String(), "what", what, "retryable", retry, "after", after.String(), "error", err.Error())
+}
+
+// news reports whether err, the failure of what on queue k, is worth
+// logging: not the same failure logged for it within renoteAfter.
+func (d *Driver) news(k store.QueueKey, what string, err error) bool {
 	now := time.Now()
 	if d.Now != nil {
 		now = d.Now()
@@ -457,13 +483,11 @@ func (d *Driver) noteGitHub(ctx context.Context, k store.QueueKey, what string, 
 	key := k.String() + "\x00" + what
 	if prev, ok := d.noted.Load(key); ok {
 		if p := prev.(notedFailure); p.err == err.Error() && now.Sub(p.at) < renoteAfter {
-			return
+			return false
 		}
 	}
 	d.noted.Store(key, notedFailure{err: err.Error(), at: now})
-	retry, after := github.Retryable(err)
-	d.log().InfoContext(ctx, "merge queue: GitHub did not answer; the queue retries later",
-		"queue", k.String(), "what", what, "retryable", retry, "after", after.String(), "error", err.Error())
+	return true
 }
 
 // save writes the snapshot with its events (outbox), entries, runs and
@@ -694,6 +718,17 @@ func (d *Driver) advanceAll(ctx context.Context, qs []store.QueueRecord, paralle
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
+			if d.Tenancy != nil {
+				// A queue of an organization that does not own its
+				// repository (made before ownership existed, or left after
+				// the repository moved) acts on nothing of it.
+				if ok, err := d.Tenancy.Owns(ctx, q.Key.Org, q.Key.Repo); err != nil || !ok {
+					if err = notOwnedError(q, err); d.news(q.Key, "owner", err) {
+						d.log().WarnContext(ctx, "merge queue: not advanced", "queue", q.Key.String(), "error", err.Error())
+					}
+					return
+				}
+			}
 			if err := d.advance(ctx, q, outcomes{}); err != nil {
 				d.log().WarnContext(ctx, "merge queue: advance failed; next tick retries", "queue", q.Key.String(), "error", err.Error())
 			}
