@@ -133,7 +133,7 @@ func TestScopesDecideWhatATokenReaches(t *testing.T) {
 		if resp.StatusCode != want {
 			t.Errorf("%s: %d, want %d", token, resp.StatusCode, want)
 		}
-		if want == 403 && resp.Body != "POST /v1/submitPullRequest needs the queue scope, which this token lacks (its scopes: upload); create a token with `mainguard token create --scope queue`" {
+		if want == 403 && resp.Body != "POST /v1/submitPullRequest needs the queue scope, which this token lacks (its scopes: upload); a token with it is made by mainguard token create --scope queue" {
 			t.Errorf("%s: %q", token, resp.Body)
 		}
 	}

@@ -78,7 +78,7 @@ func (p Principal) Require(s Scope, what string) error {
 	if p.Allows(s) {
 		return nil
 	}
-	return errs.E(errs.Forbidden, "%s needs the %s scope, which this token lacks (its scopes: %s); create a token with `mainguard token create --scope %s`",
+	return errs.E(errs.Forbidden, "%s needs the %s scope, which this token lacks (its scopes: %s); a token with it is made by mainguard token create --scope %s",
 		what, s, strings.Join(p.Scopes, ", "), s)
 }
 

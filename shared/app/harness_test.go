@@ -105,6 +105,12 @@ func (h *harness) seed(tb testing.TB) {
 	_, err = s.RevokeToken(ctx, "acme", revoked)
 	must(err)
 	h.tokens["{{REVOKED_TOKEN}}"] = revoked
+	// Tokens that can do one job: an uploader's, a reader's.
+	for placeholder, scope := range map[string]string{"{{UPLOAD_TOKEN}}": "upload", "{{READ_TOKEN}}": "read"} {
+		secret, _, err := s.CreateScopedToken(ctx, "acme", []string{scope})
+		must(err)
+		h.tokens[placeholder] = secret
+	}
 
 	web := repository.Ref{Host: "github.com", Owner: "Acme", Name: "web"}
 	_, err = s.UpdateRepo(ctx, "acme", web, store.RepoSettings{JiraBaseURL: ptr("https://acme.atlassian.net/")})

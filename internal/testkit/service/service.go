@@ -1,8 +1,8 @@
 // Package service is the whole service for end-to-end tests: app.App on a
 // fresh DynamoDB Local table, a simulated GitHub holding the repositories a
 // test names (main protected by the required status "ci"), a CI that
-// judges the queue's test branches, organizations with a token each (the
-// first owning the repositories), a
+// judges the queue's test branches, organizations with a token each (each
+// repository claimed for one of them), a
 // clock the test drives and numbered uuids. The merge-queue and metrics
 // tests build theirs here.
 package service
@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -34,8 +35,10 @@ type Options struct {
 	// Env is added to the configuration's environment (TABLE_NAME, the
 	// GitHub address and token are set).
 	Env map[string]string
-	// Owner is the organization each of Repos is claimed for (default the
-	// first of Orgs): only its owner runs merge queues on a repository.
+	// Owner is the organization each of Repos is claimed for, but those
+	// whose GitHub owner is named like an organization of Orgs, which are
+	// that one's (default the first of Orgs): only its owner runs merge
+	// queues on a repository.
 	Owner string
 	// App makes the simulated GitHub know a GitHub App (its installations
 	// and user authorization); Env then names it (GITHUB_APP_ID, …).
@@ -102,7 +105,11 @@ func New(tb testing.TB, opt Options) *Service {
 	}
 	for _, full := range opt.Repos {
 		o, n, _ := strings.Cut(full, "/")
-		if _, err := s.App.Store.ClaimRepo(context.Background(), owner, o, n, false); err != nil {
+		org := owner
+		if slices.Contains(opt.Orgs, o) {
+			org = o
+		}
+		if _, err := s.App.Store.ClaimRepo(context.Background(), org, o, n, false); err != nil {
 			tb.Fatal(err)
 		}
 	}
