@@ -271,6 +271,17 @@ func TestGitHubSetupRecordsAnInstallation(t *testing.T) {
 	if code, body := e.Post("acme", "getQueue", jsonOf(t, site)); code != http.StatusNotFound || body != "no repository github.com/beta/site in this organization" {
 		t.Errorf("another organization: %d %s", code, body)
 	}
+	// An administrator's claim wins over the installation.
+	if _, err := e.App.Store.ClaimRepo(context.Background(), "acme", "beta", "site", false); err != nil {
+		t.Fatal(err)
+	}
+	e.Clock.Advance(31 * time.Second)
+	if code, body := e.Post("acme", "getQueue", jsonOf(t, site)); code != http.StatusNotFound || body != "no queue for branch main of github.com/beta/site" {
+		t.Errorf("acme after its claim: %d %s, want its own repository's answer: no queue yet", code, body)
+	}
+	if code, body := e.Post("other", "getQueue", jsonOf(t, site)); code != http.StatusNotFound || body != "no repository github.com/beta/site in this organization" {
+		t.Errorf("other after acme's claim: %d %s", code, body)
+	}
 	// Only an admin token records one.
 	reader, _, err := e.App.Store.CreateScopedToken(context.Background(), "other", []string{"read"})
 	if err != nil {

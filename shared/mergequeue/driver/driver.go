@@ -91,20 +91,31 @@ type Driver struct {
 	// table's stream runs the fold-queue-commands function.
 	AfterRecord func(ctx context.Context, k store.QueueKey)
 
-	// Tenancy says which organization owns each repository: a tick
-	// advances only the owner's queues (nil: every queue).
+	// Tenancy says which organization owns each repository: only the
+	// owner's queues are stepped and fold commands (nil: every queue).
 	Tenancy *tenancy.Tenancy
 
 	noted sync.Map // queue and call → the GitHub failure last logged for it (notedFailure)
 }
 
-// notOwnedError says why a queue is not advanced: err, or that its
-// organization does not own its repository.
-func notOwnedError(q store.QueueRecord, err error) error {
-	if err != nil {
-		return err
+// owned reports whether queue k may act on its repository: its
+// organization owns it (tenancy). A queue made before ownership existed
+// on a repository of another, or left after the repository moved, acts on
+// nothing of it: not stepped, its commands not folded. It says so in the
+// log, once per renoteAfter.
+func (d *Driver) owned(ctx context.Context, k store.QueueKey) (bool, error) {
+	if d.Tenancy == nil {
+		return true, nil
 	}
-	return fmt.Errorf("organization %s does not own %s (claim it with `mainguard repo claim` or record its App installation): the queue is not advanced", q.Key.Org, q.Key.Repo)
+	ok, err := d.Tenancy.Owns(ctx, k.Org, k.Repo)
+	if err != nil || ok {
+		return ok, err
+	}
+	why := fmt.Errorf("organization %s does not own %s (an administrator claims it with mainguard repo claim, or records its App installation): the queue acts on nothing", k.Org, k.Repo)
+	if d.news(k, "owner", why) {
+		d.log().WarnContext(ctx, "merge queue: not the repository's owner", "queue", k.String(), "error", why.Error())
+	}
+	return false, nil
 }
 
 // notedFailure is a GitHub failure as last logged for one queue and call.
@@ -240,6 +251,9 @@ func (d *Driver) Advance(ctx context.Context, k store.QueueKey) error {
 // advance is Advance from rec, with the outcomes of effects performed
 // since rec was saved.
 func (d *Driver) advance(ctx context.Context, rec store.QueueRecord, carry outcomes) error {
+	if ok, err := d.owned(ctx, rec.Key); err != nil || !ok {
+		return err
+	}
 	for round := 0; round < d.rounds(); round++ {
 		if round > 0 {
 			var err error
@@ -718,17 +732,6 @@ func (d *Driver) advanceAll(ctx context.Context, qs []store.QueueRecord, paralle
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			if d.Tenancy != nil {
-				// A queue of an organization that does not own its
-				// repository (made before ownership existed, or left after
-				// the repository moved) acts on nothing of it.
-				if ok, err := d.Tenancy.Owns(ctx, q.Key.Org, q.Key.Repo); err != nil || !ok {
-					if err = notOwnedError(q, err); d.news(q.Key, "owner", err) {
-						d.log().WarnContext(ctx, "merge queue: not advanced", "queue", q.Key.String(), "error", err.Error())
-					}
-					return
-				}
-			}
 			if err := d.advance(ctx, q, outcomes{}); err != nil {
 				d.log().WarnContext(ctx, "merge queue: advance failed; next tick retries", "queue", q.Key.String(), "error", err.Error())
 			}

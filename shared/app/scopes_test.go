@@ -1,0 +1,94 @@
+package app_test
+
+import (
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/mainguard/mainguard/shared/api"
+	"github.com/mainguard/mainguard/shared/config"
+	"github.com/mainguard/mainguard/shared/lambdafn"
+)
+
+// TestUploadTokenOnlyUploads is the review's probe: a token made for CI
+// (the upload scope) is 403 on every endpoint but the uploader's, every
+// merge-queue command included, with a sentence naming the scope it lacks;
+// on the uploader's it works. Every function is called as Lambda would.
+func TestUploadTokenOnlyUploads(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	body := map[string]any{"repo": map[string]string{"host": "github.com", "owner": "Acme", "name": "web"}, "org_url_slug": "acme",
+		"orgUrlSlug": "acme", "targetBranch": "main", "clientVersion": "0.10.2", "remoteUrls": []string{}}
+	n := 0
+	for _, r := range lambdafn.Routes {
+		if r.Public {
+			continue
+		}
+		ev := event(r.Path, body)
+		ev.RequestContext.HTTP.Method = r.Method
+		ev.Headers["x-api-token"] = "{{UPLOAD_TOKEN}}"
+		resp := h.call(t, r.Name, ev)
+		switch {
+		case r.Scope == api.ScopeUpload && resp.StatusCode != http.StatusOK:
+			t.Errorf("%s with an upload token: %d %s", r.Name, resp.StatusCode, resp.Body)
+		case r.Scope != api.ScopeUpload && (resp.StatusCode != http.StatusForbidden || !strings.Contains(resp.Body, "needs the "+string(r.Scope)+" scope, which this token lacks (its scopes: upload)")):
+			t.Errorf("%s with an upload token: %d %s", r.Name, resp.StatusCode, resp.Body)
+		}
+		n++
+	}
+	if n < 19 {
+		t.Errorf("%d endpoints tried", n)
+	}
+}
+
+// TestFailedAuthenticationNeverRefusesAValidToken is the review's probe
+// through the functions as deployed (the limit on): 40 bad tokens from one
+// address, then a valid token from the same address, is 200.
+func TestFailedAuthenticationNeverRefusesAValidToken(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *config.Config) { c.RateLimit, c.RateBurst = 100, 200 })
+	call := func(token string) int {
+		ev := event("/getQueue", map[string]any{"repo": map[string]string{"host": "github.com", "owner": "Acme", "name": "web"}, "targetBranch": "main"})
+		ev.Headers["x-api-token"] = token
+		ev.RequestContext.HTTP.SourceIP = "203.0.113.50"
+		return h.call(t, "get-queue", ev).StatusCode
+	}
+	codes := map[int]int{}
+	for range 40 {
+		codes[call("mg_guessed")]++
+	}
+	if codes[http.StatusUnauthorized] != 30 || codes[http.StatusTooManyRequests] != 10 {
+		t.Errorf("40 bad tokens: %v, want 30 × 401 then 429", codes)
+	}
+	h.seedQueues(t)
+	if got := call("{{TOKEN}}"); got != http.StatusOK {
+		t.Errorf("a valid token from the same address after 40 bad ones: %d, want 200", got)
+	}
+}
+
+// TestAPIDocListsScopes: docs/api.md's scope table (11.2) names every
+// route under its scope.
+func TestAPIDocListsScopes(t *testing.T) {
+	t.Parallel()
+	md, err := os.ReadFile("../../docs/api.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[api.Scope]string{}
+	for line := range strings.Lines(string(md)) {
+		for _, s := range api.Scopes {
+			if strings.HasPrefix(line, "| `"+string(s)+"` |") {
+				rows[s] = line
+			}
+		}
+	}
+	for _, r := range lambdafn.Routes {
+		if r.Public {
+			continue
+		}
+		if !strings.Contains(rows[r.Scope], "`"+r.Path+"`") {
+			t.Errorf("docs/api.md 11.2 does not list %s under the %s scope", r.Path, r.Scope)
+		}
+	}
+}
