@@ -1,10 +1,12 @@
 package app_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/config"
@@ -90,5 +92,49 @@ func TestAPIDocListsScopes(t *testing.T) {
 		if !strings.Contains(rows[r.Scope], "`"+r.Path+"`") {
 			t.Errorf("docs/api.md 11.2 does not list %s under the %s scope", r.Path, r.Scope)
 		}
+	}
+}
+
+// TestTenancyCosts: by AWS's billing rules (DDB_BILL), knowing a
+// repository's owner costs its request one strongly consistent GetItem, 1
+// read unit, and nothing while the copy remembers it; a failed
+// authentication costs its request one write unit (the address's bucket).
+func TestTenancyCosts(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *config.Config) { c.BillDynamo, c.RateLimit, c.RateBurst = true, 100, 200 })
+	h.seedQueues(t)
+	last := func() map[string]any {
+		t.Helper()
+		lines := strings.Split(strings.TrimSpace(h.logs.String()), "\n")
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
+			t.Fatal(err)
+		}
+		return rec
+	}
+	getQueue := func(owner, name string) (read, write float64) {
+		t.Helper()
+		ev := event("/getQueue", map[string]any{"repo": map[string]string{"host": "github.com", "owner": owner, "name": name}, "targetBranch": "main"})
+		h.call(t, "get-queue", ev)
+		rec := last()
+		return rec["ddb_billed_read"].(float64), rec["ddb_billed_write"].(float64)
+	}
+	// seedQueues left the token and both owners cached; 31 s later they
+	// are all read again: the first request reads the token (and Acme/web's
+	// owner), the next acme/api's owner alone, the last nothing of either
+	// (acme/api's queue is on another branch: its 404 reads as much).
+	h.Advance(31 * time.Second)
+	getQueue("Acme", "web")
+	coldRead, _ := getQueue("acme", "api")
+	warmRead, warmWrite := getQueue("acme", "api")
+	if coldRead-warmRead != 1 || warmWrite != 0 {
+		t.Errorf("the owner of a repository cost %v read units (cold %v, warm %v), want 1; %v write units", coldRead-warmRead, coldRead, warmRead, warmWrite)
+	}
+	ev := event("/getQueue", map[string]any{})
+	ev.Headers["x-api-token"] = "mg_guessed"
+	ev.RequestContext.HTTP.SourceIP = "198.51.100.9"
+	h.call(t, "get-queue", ev)
+	if rec := last(); rec["status"] != 401.0 || rec["ddb_billed_write"] != 1.0 {
+		t.Errorf("a failed authentication: %v, want 401 and 1 write unit", rec)
 	}
 }
