@@ -103,15 +103,7 @@ func TestTenancyCosts(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.BillDynamo, c.RateLimit, c.RateBurst = true, 100, 200 })
 	h.seedQueues(t)
-	last := func() map[string]any {
-		t.Helper()
-		lines := strings.Split(strings.TrimSpace(h.logs.String()), "\n")
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
-			t.Fatal(err)
-		}
-		return rec
-	}
+	last := func() map[string]any { return h.lastLog(t) }
 	getQueue := func(owner, name string) (read, write float64) {
 		t.Helper()
 		ev := event("/getQueue", map[string]any{"repo": map[string]string{"host": "github.com", "owner": owner, "name": name}, "targetBranch": "main"})
@@ -137,4 +129,15 @@ func TestTenancyCosts(t *testing.T) {
 	if rec := last(); rec["status"] != 401.0 || rec["ddb_billed_write"] != 1.0 {
 		t.Errorf("a failed authentication: %v, want 401 and 1 write unit", rec)
 	}
+}
+
+// lastLog is the last log line of the harness's app, decoded.
+func (h *harness) lastLog(tb testing.TB) map[string]any {
+	tb.Helper()
+	lines := strings.Split(strings.TrimSpace(h.logs.String()), "\n")
+	var rec map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
+		tb.Fatal(err)
+	}
+	return rec
 }

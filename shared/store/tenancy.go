@@ -64,26 +64,38 @@ func (s *Store) ClaimRepo(ctx context.Context, org, owner, name string, force bo
 	if err != nil {
 		return RepoClaim{}, err
 	}
+	err = s.putOrgs(ctx, org, item, force, func() (string, error) {
+		holder, _, err := s.RepoClaimOf(ctx, owner, name)
+		return holder.Org, err
+	}, "repository %s/%s", owner, name)
+	return c, err
+}
+
+// putOrgs puts item, a record that something (named by what and args)
+// belongs to org, in a transaction with a check that org exists: NotFound
+// when it does not; unless force, Conflict naming the organization
+// holder reads when the record exists for another.
+func (s *Store) putOrgs(ctx context.Context, org string, item map[string]types.AttributeValue, force bool, holder func() (string, error), what string, args ...any) error {
 	put := &types.Put{Item: item}
 	if !force {
 		put.ConditionExpression = aws.String("attribute_not_exists(PK) OR org = :org")
 		put.ExpressionAttributeValues = map[string]types.AttributeValue{":org": str(org)}
 	}
-	err = s.transact(ctx,
+	err := s.transact(ctx,
 		types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{Key: orgKey(org), ConditionExpression: aws.String("attribute_exists(PK)")}},
 		types.TransactWriteItem{Put: put},
 	)
 	switch {
 	case failedAction(err, 0):
-		return RepoClaim{}, errs.Wrap(errs.NotFound, err, "organization %q not found", org)
+		return errs.Wrap(errs.NotFound, err, "organization %q not found", org)
 	case failedAction(err, 1):
-		holder, _, gerr := s.RepoClaimOf(ctx, owner, name)
-		if gerr != nil {
-			return RepoClaim{}, gerr
+		other, herr := holder()
+		if herr != nil {
+			return herr
 		}
-		return RepoClaim{}, errs.Wrap(errs.Conflict, err, "repository %s/%s belongs to organization %q (claim it with --force to move it)", owner, name, holder.Org)
+		return errs.Wrap(errs.Conflict, err, "%s belongs to organization %q (--force moves it)", fmt.Sprintf(what, args...), other)
 	}
-	return c, err
+	return err
 }
 
 // RepoClaimOf reads the claim on owner/name: one GetItem; false when no
@@ -133,25 +145,10 @@ func (s *Store) AddInstallation(ctx context.Context, org string, id int64, accou
 		return Installation{}, err
 	}
 	item[AttrGSI1PK], item[AttrGSI1SK] = str(installsGSI1PK(org)), str(fmtID(id))
-	put := &types.Put{Item: item}
-	if !force {
-		put.ConditionExpression = aws.String("attribute_not_exists(PK) OR org = :org")
-		put.ExpressionAttributeValues = map[string]types.AttributeValue{":org": str(org)}
-	}
-	err = s.transact(ctx,
-		types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{Key: orgKey(org), ConditionExpression: aws.String("attribute_exists(PK)")}},
-		types.TransactWriteItem{Put: put},
-	)
-	switch {
-	case failedAction(err, 0):
-		return Installation{}, errs.Wrap(errs.NotFound, err, "organization %q not found", org)
-	case failedAction(err, 1):
-		holder, _, gerr := s.InstallationOf(ctx, id)
-		if gerr != nil {
-			return Installation{}, gerr
-		}
-		return Installation{}, errs.Wrap(errs.Conflict, err, "installation %d belongs to organization %q", id, holder.Org)
-	}
+	err = s.putOrgs(ctx, org, item, force, func() (string, error) {
+		holder, _, err := s.InstallationOf(ctx, id)
+		return holder.Org, err
+	}, "installation %d", id)
 	return in, err
 }
 
