@@ -29,7 +29,7 @@ func init() {
 		{"upload", "FILES...", "upload JUnit reports to the service, as the public uploader does, and print what failed", upload},
 		{"org create", "", "create an organization and print its first token, once", orgCreate},
 		{"org set", "", "change an organization's settings: the case of merge-queue enum values, its GitHub App installations", orgSet},
-		{"token create", "", "create another token of an organization and print it, once", tokenCreate},
+		{"token create", "", "create another token of an organization, for what --scope says, and print it, once", tokenCreate},
 		{"token list", "", "list an organization's tokens", tokenList},
 		{"token revoke", "", "revoke a token (by its id tok_… or the token itself)", tokenRevoke},
 		{"repo set", "HOST/OWNER/NAME", "change a repository's settings: ticket tracker, default branch, monitors, quarantine", repoSet},

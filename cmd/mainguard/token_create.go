@@ -10,7 +10,7 @@ import (
 func tokenCreate(e *env, args []string) error {
 	f := newFlags(cmdOf("token create"))
 	org := f.orgFlag(e)
-	quiet := f.Bool("quiet", false, "print only the token, for scripts: export MAINGUARD_TOKEN=$(mainguard token create --org S --quiet)")
+	quiet := f.Bool("quiet", false, "print only the token, for scripts: export MAINGUARD_TOKEN=$(mainguard token create --org S --scope read,queue --quiet)")
 	var scopes []string
 	f.Func("scope", "what the token may do: upload (the uploader's endpoints only: for CI), read, queue (run merge queues) or admin (everything); several, repeated or comma-separated (required)", func(v string) error {
 		scopes = append(scopes, v)
