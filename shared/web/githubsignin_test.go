@@ -251,7 +251,14 @@ func TestGitHubSetupRecordsAnInstallation(t *testing.T) {
 	setup := "/github/setup?installation_id=" + strconv.Itoa(betaInstall) + "&setup_action=install"
 	for login, want := range map[string]int{"mallory": http.StatusForbidden, "beta-admin": http.StatusOK} {
 		c := e.client()
-		e.signIn(c, "other")
+		// Signed out, the setup page asks to sign in and comes back.
+		if a := e.get(c, setup); a.code != http.StatusSeeOther || !strings.HasPrefix(a.location, "/signin?next=") {
+			t.Fatalf("setup signed out: %d to %q", a.code, a.location)
+		}
+		form := e.signInForm(c)
+		if a := e.do(c, http.MethodPost, "/signin", url.Values{"token": {e.Tokens["other"]}, "next": {setup}, "csrf": {form}}); a.location != setup {
+			t.Fatalf("signed in, sent to %q, want back to %q", a.location, setup)
+		}
 		start := e.get(c, setup)
 		if start.code != http.StatusSeeOther {
 			t.Fatalf("setup: %d %s", start.code, start.body)

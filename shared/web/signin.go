@@ -121,8 +121,12 @@ func (w *Web) signIn(rw http.ResponseWriter, r *http.Request) {
 }
 
 // landing is where a person goes once signed in: next when it is a page of
-// one of their organizations, else their first organization's home.
+// one of their organizations (or the App's setup page, which is every
+// organization's), else their first organization's home.
 func landing(next string, orgs []string) string {
+	if strings.HasPrefix(next, "/github/setup?") {
+		return next
+	}
 	for _, org := range orgs {
 		if next != "" && strings.HasPrefix(strings.ToLower(next), "/"+strings.ToLower(org)) {
 			return next
