@@ -130,16 +130,14 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) erro
 		}
 		return err
 	}
-	info := infoOf(r.Context())
-	info.org, info.principal = p.Org, p
+	infoOf(r.Context()).org = p.Org
 	if err := p.Require(ep.Scope, ep.describe()); err != nil {
 		return err
 	}
-	org := p.Org
 	if s.Limiter != nil {
-		if ok, wait := s.Limiter.Allow(r.Context(), org); !ok {
+		if ok, wait := s.Limiter.Allow(r.Context(), p.Org); !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-			return errs.E(errs.RateLimited, "rate limit exceeded for organization %q; retry after %s", org, wait.Round(time.Millisecond))
+			return errs.E(errs.RateLimited, "rate limit exceeded for organization %q; retry after %s", p.Org, wait.Round(time.Millisecond))
 		}
 	}
 	return nil
@@ -202,12 +200,10 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 	return w.ResponseWriter.Write(p)
 }
 
-// reqInfo carries what the log line learns during a request, and the
-// token's principal for the handler.
+// reqInfo carries what the log line learns during a request.
 type reqInfo struct {
-	org       string
-	principal Principal
-	err       error
+	org string
+	err error
 }
 
 type infoKey struct{}

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -89,15 +88,6 @@ func ScopesString(scopes []string) string {
 		return "all (made before scopes)"
 	}
 	return strings.Join(scopes, ",")
-}
-
-// PrincipalOf is the principal of the request's token (zero on public
-// endpoints).
-func PrincipalOf(ctx context.Context) Principal {
-	if i := infoOf(ctx); i != nil {
-		return i.principal
-	}
-	return Principal{}
 }
 
 // describe names an endpoint in an error: "POST /v1/submitPullRequest".
