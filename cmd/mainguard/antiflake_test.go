@@ -48,6 +48,10 @@ func newQueueWorld(t *testing.T) *queueWorld {
 	e := localEnv(t, map[string]string{"GITHUB_API_URL": sim.URL(), "GITHUB_TOKEN": "local"})
 	w := &queueWorld{t: t, e: e, sim: sim, dir: t.TempDir()}
 	w.token = w.org("acme")
+	// With a plain GitHub token, an administrator claims the repository.
+	if out, errOut, code := mg(t, e, "repo", "claim", "github.com/"+shopRepo, "--org", "acme"); code != 0 || !strings.Contains(out, "belongs to acme") {
+		t.Fatalf("repo claim: %d %s %s", code, out, errOut)
+	}
 	w.base, w.app = serviceApp(t, e)
 	return w
 }

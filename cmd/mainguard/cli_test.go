@@ -62,12 +62,14 @@ func TestEveryCommandHasHelp(t *testing.T) {
 func TestHelpListsFlags(t *testing.T) {
 	t.Parallel()
 	for cmd, flags := range map[string][]string{
-		"upload":      {"-token", "-org", "-repo", "-sha", "-branch", "-pr", "-variant", "-codeowners", "-url"},
-		"repo set":    {"-org", "-jira-base-url", "-quarantine", "-branches", "-streak", "-aws", "-data-dir"},
-		"serve":       {"-addr", "-in-memory", "-data-dir", "-tick", "-github-sim"},
-		"test list":   {"-status", "-quarantined", "-ids"},
-		"webhook add": {"-org", "-url", "-events"},
-		"org set":     {"-org", "-enum-case"},
+		"upload":       {"-token", "-org", "-repo", "-sha", "-branch", "-pr", "-variant", "-codeowners", "-url"},
+		"repo set":     {"-org", "-jira-base-url", "-quarantine", "-branches", "-streak", "-aws", "-data-dir"},
+		"serve":        {"-addr", "-in-memory", "-data-dir", "-tick", "-github-sim"},
+		"test list":    {"-status", "-quarantined", "-ids"},
+		"webhook add":  {"-org", "-url", "-events"},
+		"org set":      {"-org", "-enum-case", "-github-installation", "-remove-github-installation", "-force"},
+		"repo claim":   {"-org", "-force", "-release"},
+		"token create": {"-org", "-scope", "-quiet"},
 	} {
 		out, _, _ := mg(t, nil, append(strings.Fields(cmd), "--help")...)
 		for _, f := range flags {

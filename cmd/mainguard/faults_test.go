@@ -181,6 +181,11 @@ func TestStoreKilledUnderTraffic(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode, resp.Header.Get("Retry-After"), nil
 	}
+	// No GitHub here: an administrator claims the repository for the
+	// local organization, as without an App.
+	if out, errOut, code := mg(t, nil, "repo", "claim", "github.com/acme/web", "--org", "local", "--data-dir", dir); code != 0 {
+		t.Fatalf("repo claim: %d %s %s", code, out, errOut)
+	}
 	if code, _, err := call("/createQueue", "main"); code != 200 {
 		t.Fatalf("createQueue main: %d %v", code, err)
 	}

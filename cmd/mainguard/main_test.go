@@ -74,12 +74,18 @@ func TestAdministration(t *testing.T) {
 	if _, errOut, code := mg(t, e, "org", "create"); code != 2 || !strings.Contains(errOut, "--slug") {
 		t.Errorf("org create without slug: %d %q", code, errOut)
 	}
-	out, _, code = mg(t, e, "token", "create", "--org", "acme")
+	out, _, code = mg(t, e, "token", "create", "--org", "acme", "--scope", "read,queue")
 	second := tokenRE.FindString(out)
 	if code != 0 || second == "" || second == secret {
 		t.Fatalf("token create: %d %q", code, out)
 	}
-	if _, errOut, code := mg(t, e, "token", "create", "--org", "ghost"); code != 1 || !strings.Contains(errOut, `organization "ghost" not found`) {
+	if _, errOut, code := mg(t, e, "token", "create", "--org", "acme"); code != 2 || !strings.Contains(errOut, "needs --scope") {
+		t.Errorf("token without a scope: %d %q", code, errOut)
+	}
+	if _, errOut, code := mg(t, e, "token", "create", "--org", "acme", "--scope", "upload,root"); code != 2 || !strings.Contains(errOut, `"root" is not a scope`) {
+		t.Errorf("unknown scope: %d %q", code, errOut)
+	}
+	if _, errOut, code := mg(t, e, "token", "create", "--org", "ghost", "--scope", "upload"); code != 1 || !strings.Contains(errOut, `organization "ghost" not found`) {
 		t.Errorf("token for absent org: %d %q", code, errOut)
 	}
 	out, _, code = mg(t, e, "token", "revoke", "--org", "acme", "--token", second)
@@ -87,7 +93,8 @@ func TestAdministration(t *testing.T) {
 		t.Errorf("token revoke: %d %q", code, out)
 	}
 	out, _, _ = mg(t, e, "token", "list", "--org", "acme")
-	if strings.Count(out, "active") != 1 || strings.Count(out, "revoked") != 1 || strings.Contains(out, secret) {
+	if strings.Count(out, "active") != 1 || strings.Count(out, "revoked") != 1 || strings.Contains(out, secret) ||
+		!strings.Contains(out, "scopes admin\tactive") || !strings.Contains(out, "scopes queue,read\trevoked") {
 		t.Errorf("token list: %q", out)
 	}
 	out, _, code = mg(t, e, "repo", "set", "github.com/acme/web", "--org", "acme", "--jira-base-url", "https://acme.atlassian.net")
@@ -103,6 +110,41 @@ func TestAdministration(t *testing.T) {
 	}
 	if _, errOut, code := mg(t, e, "repo", "set", "acme/web", "--org", "acme"); code != 2 || !strings.Contains(errOut, "HOST/OWNER/NAME") {
 		t.Errorf("bad repo: %d %q", code, errOut)
+	}
+	// Ownership: a repository is one organization's, by an administrator's
+	// claim; another's claim is refused unless forced.
+	if out, errOut, code := mg(t, e, "org", "create", "--slug", "beta"); code != 0 {
+		t.Fatalf("org create beta: %d %s %s", code, out, errOut)
+	}
+	if out, _, code := mg(t, e, "repo", "claim", "github.com/acme/web", "--org", "acme"); code != 0 || !strings.Contains(out, "repository github.com/acme/web belongs to acme") {
+		t.Errorf("repo claim: %d %q", code, out)
+	}
+	if _, errOut, code := mg(t, e, "repo", "claim", "github.com/Acme/Web", "--org", "beta"); code != 1 || !strings.Contains(errOut, `repository Acme/Web belongs to organization "acme"`) {
+		t.Errorf("another organization's claim: %d %q", code, errOut)
+	}
+	if out, _, code := mg(t, e, "repo", "claim", "github.com/acme/web", "--org", "beta", "--force"); code != 0 || !strings.Contains(out, "belongs to beta") {
+		t.Errorf("a forced claim: %d %q", code, out)
+	}
+	if _, errOut, code := mg(t, e, "repo", "claim", "github.com/acme/web", "--org", "acme", "--release"); code != 1 || !strings.Contains(errOut, "holds no claim") {
+		t.Errorf("releasing another's claim: %d %q", code, errOut)
+	}
+	if out, _, code := mg(t, e, "repo", "claim", "github.com/acme/web", "--org", "beta", "--release"); code != 0 || !strings.Contains(out, "no longer claimed by beta") {
+		t.Errorf("release: %d %q", code, out)
+	}
+	if out, _, code := mg(t, e, "org", "set", "--org", "acme", "--github-installation", "4711"); code != 0 || !strings.Contains(out, "installation 4711 is its own") {
+		t.Errorf("org set --github-installation: %d %q", code, out)
+	}
+	if _, errOut, code := mg(t, e, "org", "set", "--org", "beta", "--github-installation", "4711"); code != 1 || !strings.Contains(errOut, `installation 4711 belongs to organization "acme"`) {
+		t.Errorf("another organization's installation: %d %q", code, errOut)
+	}
+	if _, errOut, code := mg(t, e, "org", "set", "--org", "acme", "--github-installation", "x"); code != 2 || !strings.Contains(errOut, "installation id") {
+		t.Errorf("a bad installation id: %d %q", code, errOut)
+	}
+	if out, _, code := mg(t, e, "org", "set", "--org", "acme", "--remove-github-installation", "4711"); code != 0 || !strings.Contains(out, "forgotten") {
+		t.Errorf("org set --remove-github-installation: %d %q", code, out)
+	}
+	if _, errOut, code := mg(t, e, "org", "set", "--org", "acme"); code != 2 || !strings.Contains(errOut, "org set needs") {
+		t.Errorf("org set with nothing to set: %d %q", code, errOut)
 	}
 	if _, _, code := mg(t, e, "frobnicate"); code != 2 {
 		t.Errorf("unknown command: %d", code)

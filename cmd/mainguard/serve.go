@@ -143,7 +143,15 @@ func serve(e *env, args []string) error {
 			}
 			defer os.RemoveAll(simDir)
 		}
-		if sim, err = startGitHubSim(e.ctx, *githubSim, simDir, &cfg, e.stdout); err != nil {
+		// The simulated GitHub's repositories are the local organization's,
+		// claimed as /sim/repo makes them: no other organization of this
+		// server runs a merge queue on them.
+		st := store.New(db, cfg.TableName, nil)
+		claim := func(ctx context.Context, owner, name string) error {
+			_, err := st.ClaimRepo(ctx, localOrg, owner, name, false)
+			return err
+		}
+		if sim, err = startGitHubSim(e.ctx, *githubSim, simDir, &cfg, e.stdout, claim); err != nil {
 			return err
 		}
 		defer func() { _ = sim.Close() }()
@@ -263,11 +271,14 @@ func ticker(ctx context.Context, a *app.App, d time.Duration) {
 	}
 }
 
+// localOrg is the local server's own organization.
+const localOrg = "local"
+
 // bootstrap makes sure the organization "local" can be used: with a token
 // given (scripts, CI) it holds that token; with none and no "local" yet, it
 // is created and a fresh token printed once.
 func bootstrap(ctx context.Context, s *store.Store, token string, stdout io.Writer, log *slog.Logger) error {
-	const org = "local"
+	const org = localOrg
 	_, err := s.GetOrg(ctx, org)
 	missing := errs.Is(err, errs.NotFound)
 	if err != nil && !missing {
@@ -298,7 +309,7 @@ func bootstrap(ctx context.Context, s *store.Store, token string, stdout io.Writ
 // control surface under /sim/ for the local demo) and points cfg at it:
 // GITHUB_API_URL and the web address of its pages, and a token and
 // webhook secret when none are set.
-func startGitHubSim(ctx context.Context, addr, dir string, cfg *config.Config, stdout io.Writer) (*githubsim.Server, error) {
+func startGitHubSim(ctx context.Context, addr, dir string, cfg *config.Config, stdout io.Writer, claim func(ctx context.Context, owner, name string) error) (*githubsim.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
@@ -310,7 +321,7 @@ func startGitHubSim(ctx context.Context, addr, dir string, cfg *config.Config, s
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/sim/", simControl(sim))
+	mux.Handle("/sim/", simControl(sim, claim))
 	mux.Handle("/", sim.Handler())
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
@@ -346,7 +357,8 @@ func startGitHubSim(ctx context.Context, addr, dir string, cfg *config.Config, s
 //
 // "dev", who opens the pull requests, has write access to every repository
 // made here (and so may command the queue); any other user only reads.
-func simControl(sim *githubsim.Server) http.Handler {
+// Each repository made here is claimed (claim) for the local organization.
+func simControl(sim *githubsim.Server, claim func(ctx context.Context, owner, name string) error) http.Handler {
 	type req struct {
 		Repo     string   `json:"repo"`
 		Branch   string   `json:"branch"`
@@ -388,6 +400,9 @@ func simControl(sim *githubsim.Server) http.Handler {
 			var sha string
 			if sha, err = sim.CreateRepo(in.Repo, in.Branch); err == nil {
 				err = sim.SetPermission(in.Repo, "dev", "write")
+			}
+			if owner, name, ok := strings.Cut(in.Repo, "/"); ok && err == nil {
+				err = claim(r.Context(), owner, name)
 			}
 			out = map[string]string{"sha": sha}
 		case "/sim/protect":

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -18,7 +19,11 @@ import (
 // another user is named, and lists a pull request's comments back.
 func TestSimControlComments(t *testing.T) {
 	t.Parallel()
-	sim, h := newSimControl(t)
+	var claimed []string
+	sim, h := newSimControl(t, func(_ context.Context, owner, name string) error {
+		claimed = append(claimed, owner+"/"+name)
+		return nil
+	})
 	post := func(path, body string) string {
 		t.Helper()
 		w := httptest.NewRecorder()
@@ -29,6 +34,9 @@ func TestSimControlComments(t *testing.T) {
 		return w.Body.String()
 	}
 	post("/sim/repo", `{"repo":"acme/web","branch":"main"}`)
+	if len(claimed) != 1 || claimed[0] != "acme/web" {
+		t.Errorf("a repository made here is claimed for the local organization: %q", claimed)
+	}
 	post("/sim/pr", `{"repo":"acme/web","head":"f","base":"main","title":"F","file":"f.txt","content":"f"}`)
 	post("/sim/comment", `{"repo":"acme/web","pr":1,"body":"/mainguard merge"}`)
 	post("/sim/label", `{"repo":"acme/web","pr":1,"label":"mainguard-merge"}`)
@@ -46,15 +54,19 @@ func TestSimControlComments(t *testing.T) {
 	}
 }
 
-// newSimControl is a simulated GitHub and its control surface.
-func newSimControl(t *testing.T) (*githubsim.Server, http.Handler) {
+// newSimControl is the control surface of a new simulated GitHub; claim
+// is told of each repository made through it (nil: nothing to tell).
+func newSimControl(t *testing.T, claim func(ctx context.Context, owner, name string) error) (*githubsim.Server, http.Handler) {
 	t.Helper()
 	sim, err := githubsim.New(t.TempDir(), githubsim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = sim.Close() })
-	return sim, simControl(sim)
+	if claim == nil {
+		claim = func(context.Context, string, string) error { return nil }
+	}
+	return sim, simControl(sim, claim)
 }
 
 // simGet answers a REST GET of the simulated GitHub, sent as a client
@@ -71,7 +83,7 @@ func simGet(sim *githubsim.Server, path string) string {
 // which GitHub's rules endpoint then lists for the branch.
 func TestSimControlRuleset(t *testing.T) {
 	t.Parallel()
-	sim, h := newSimControl(t)
+	sim, h := newSimControl(t, nil)
 	for _, body := range []string{
 		`{"repo":"acme/web","branch":"main"}`,
 		`{"repo":"acme/web","contexts":["ci"],"strict":true}`,

@@ -1,6 +1,10 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/mainguard/mainguard/shared/api"
+)
 
 // tokenList is `mainguard token list`.
 func tokenList(e *env, args []string) error {
@@ -23,7 +27,7 @@ func tokenList(e *env, args []string) error {
 		if tok.Revoked() {
 			state = "revoked " + tok.RevokedAt.Format("2006-01-02T15:04:05Z")
 		}
-		fmt.Fprintf(e.stdout, "%s\tcreated %s\t%s\n", tok.ID, tok.CreatedAt.Format("2006-01-02T15:04:05Z"), state)
+		fmt.Fprintf(e.stdout, "%s\tcreated %s\tscopes %s\t%s\n", tok.ID, tok.CreatedAt.Format("2006-01-02T15:04:05Z"), api.ScopesString(tok.Scopes), state)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,13 +18,20 @@ import (
 	"github.com/mainguard/mainguard/shared/errs"
 )
 
+// staticAuth maps tokens to organizations, each token with every right
+// but "scope:S1,S2" tokens, which have the scopes they name.
 type staticAuth map[string]string
 
-func (a staticAuth) Authenticate(_ context.Context, token string) (string, error) {
-	if org, ok := a[token]; ok {
-		return org, nil
+func (a staticAuth) Authenticate(_ context.Context, token string) (Principal, error) {
+	org, ok := a[token]
+	if !ok {
+		return Principal{}, errs.E(errs.Unauthorized, "the API token is not valid")
 	}
-	return "", errs.E(errs.Unauthorized, "the API token is not valid")
+	p := Principal{Org: org}
+	if scopes, ok := strings.CutPrefix(token, "scope:"); ok {
+		p.Scopes = strings.Split(scopes, ",")
+	}
+	return p, nil
 }
 
 func serverFor(h http.Handler, public bool) (LambdaHandler, *bytes.Buffer) {
@@ -106,5 +114,63 @@ func TestRateLimiterRefills(t *testing.T) {
 	now = now.Add(500 * time.Millisecond)
 	if ok, _ := l.Allow("a"); !ok {
 		t.Error("refilled request refused")
+	}
+}
+
+// TestScopesDecideWhatATokenReaches: a token reaches an endpoint when it
+// holds the endpoint's scope or admin, or was made before scopes (no
+// scopes at all); else 403 with a sentence naming the scope missing, the
+// endpoint and the token's scopes, and the handler never runs.
+func TestScopesDecideWhatATokenReaches(t *testing.T) {
+	ran := 0
+	s := &Server{Auth: staticAuth{"scope:upload": "acme", "scope:read,queue": "acme", "scope:admin": "acme", "legacy": "acme"},
+		Log: slog.New(slog.DiscardHandler), Now: time.Now}
+	h := Lambda(s.Wrap(Endpoint{Name: "t", Method: "POST", Path: "/submitPullRequest", Scope: ScopeQueue, Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { ran++ })}))
+	for token, want := range map[string]int{"scope:upload": 403, "scope:read,queue": 200, "scope:admin": 200, "legacy": 200} {
+		ev := post("{}", false)
+		ev.Headers["x-api-token"] = token
+		resp, _ := h(context.Background(), ev)
+		if resp.StatusCode != want {
+			t.Errorf("%s: %d, want %d", token, resp.StatusCode, want)
+		}
+		if want == 403 && resp.Body != "POST /v1/submitPullRequest needs the queue scope, which this token lacks (its scopes: upload); a token with it is made by mainguard token create --scope queue" {
+			t.Errorf("%s: %q", token, resp.Body)
+		}
+	}
+	if ran != 3 {
+		t.Errorf("the handler ran %d times, want 3", ran)
+	}
+}
+
+func TestParseScopes(t *testing.T) {
+	got, err := ParseScopes([]string{"read, queue", "READ", "upload"})
+	if err != nil || strings.Join(got, ",") != "queue,read,upload" {
+		t.Errorf("%q %v", got, err)
+	}
+	if _, err := ParseScopes([]string{"read,write"}); err == nil || errs.MessageOf(err) != `"write" is not a scope: give upload, read, queue or admin` {
+		t.Errorf("unknown scope: %v", err)
+	}
+}
+
+// TestRateLimiterPrunes: past maxBuckets keys, the buckets that are full
+// again go, and a bucket still spending is kept.
+func TestRateLimiterPrunes(t *testing.T) {
+	now := time.Unix(0, 0)
+	l := &RateLimiter{Rate: 1, Burst: 2, Now: func() time.Time { return now }}
+	l.Allow("busy")
+	l.Allow("busy")
+	for i := range maxBuckets - 1 {
+		l.Allow(strconv.Itoa(i))
+	}
+	now = now.Add(time.Second) // the others are full again; busy holds 1
+	l.Allow("one more")
+	if n := len(l.buckets); n != 2 {
+		t.Errorf("%d buckets after pruning, want busy and the new one", n)
+	}
+	if ok, _ := l.Allow("busy"); !ok {
+		t.Fatal("busy refilled one token")
+	}
+	if ok, _ := l.Allow("busy"); ok {
+		t.Error("busy's bucket was forgotten: it holds no second token")
 	}
 }

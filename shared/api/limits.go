@@ -8,6 +8,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/ttlcache"
 )
 
 // OrgLimiter limits each organization to Rate requests a second with
@@ -122,9 +123,9 @@ func (l *OrgLimiter) Allow(ctx context.Context, org string) (bool, time.Duration
 }
 
 // RateLimiter is a token bucket per key (a client address, an
-// organization) that lives in the process: it limits failed
-// authentications per address and, while the store fails OrgLimiter, an
-// organization on one copy.
+// organization) that lives in the process: while the store fails them, it
+// stands in for OrgLimiter (an organization on one copy) and
+// FailureLimiter (an address on one copy).
 type RateLimiter struct {
 	Rate  float64 // tokens per second
 	Burst int
@@ -139,20 +140,28 @@ type bucket struct {
 	at     time.Time
 }
 
-// Allow takes a token for org, or says how long until one is free.
-func (l *RateLimiter) Allow(org string) (bool, time.Duration) {
+// maxBuckets bounds a RateLimiter: past it, the buckets that are full
+// again (which tell nothing an absent one does not) are dropped, and when
+// none is, all are.
+const maxBuckets = 10000
+
+// Allow takes a token for key, or says how long until one is free.
+func (l *RateLimiter) Allow(key string) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.Now()
 	if l.buckets == nil {
 		l.buckets = map[string]*bucket{}
 	}
-	b, ok := l.buckets[org]
+	b, ok := l.buckets[key]
 	if !ok {
+		if len(l.buckets) >= maxBuckets {
+			l.prune(now)
+		}
 		b = &bucket{tokens: float64(l.Burst), at: now}
-		l.buckets[org] = b
+		l.buckets[key] = b
 	}
-	b.tokens = min(float64(l.Burst), b.tokens+now.Sub(b.at).Seconds()*l.Rate)
+	b.tokens = l.level(b, now)
 	b.at = now
 	if b.tokens >= 1 {
 		b.tokens--
@@ -161,83 +170,165 @@ func (l *RateLimiter) Allow(org string) (bool, time.Duration) {
 	return false, time.Duration((1 - b.tokens) / l.Rate * float64(time.Second))
 }
 
+// level is what b holds at now.
+func (l *RateLimiter) level(b *bucket, now time.Time) float64 {
+	return min(float64(l.Burst), b.tokens+now.Sub(b.at).Seconds()*l.Rate)
+}
+
+// prune drops the buckets that are full again; all of them when that
+// frees nothing (a flood of addresses forgives some).
+func (l *RateLimiter) prune(now time.Time) {
+	for k, b := range l.buckets {
+		if l.level(b, now) >= float64(l.Burst) {
+			delete(l.buckets, k)
+		}
+	}
+	if len(l.buckets) >= maxBuckets {
+		l.buckets = map[string]*bucket{}
+	}
+}
+
+// FailureLimiter limits failed authentications per client address, across
+// every copy of every function: each failure takes a token from the
+// address's bucket in the table (store.TakeFailureTokens: Rate a second,
+// Burst at once), one conditional write per failure. Only failures are
+// counted, and only after the token was checked, so a valid token is never
+// refused, however many bad ones its address sent (a CI fleet shares an
+// address). An address over its limit gets 429 for its bad tokens; a copy
+// that saw the refusal answers so itself, without a write, until the
+// bucket holds a token again. When the store fails, the copy counts on its
+// own (a RateLimiter with the same rate and burst), as OrgLimiter does.
+type FailureLimiter struct {
+	Store *store.Store
+	Rate  float64
+	Burst int
+	Now   func() time.Time
+	Log   *slog.Logger
+
+	mu       sync.Mutex
+	clients  map[string]failureState
+	fallback *RateLimiter
+}
+
+// failureState is what a copy knows of an address's bucket.
+type failureState struct {
+	fullAt time.Time // store.Lease.FullAt of the last write
+	until  time.Time // refused until then
+}
+
+// Fail counts one failed authentication from client; false, and how long
+// to wait, when the address is over its limit. An unknown address ("")
+// is not limited.
+func (l *FailureLimiter) Fail(ctx context.Context, client string) (bool, time.Duration) {
+	if client == "" {
+		return true, 0
+	}
+	now := l.Now()
+	l.mu.Lock()
+	if l.clients == nil {
+		l.clients = map[string]failureState{}
+		l.fallback = &RateLimiter{Rate: l.Rate, Burst: l.Burst, Now: l.Now}
+	}
+	st := l.clients[client]
+	l.mu.Unlock()
+	if now.Before(st.until) {
+		return false, st.until.Sub(now)
+	}
+	lease, err := l.Store.TakeFailureTokens(ctx, client, store.Bucket{Rate: l.Rate, Burst: l.Burst}, 1, st.fullAt)
+	if err != nil {
+		l.Log.LogAttrs(ctx, slog.LevelWarn, "failed authentications: the store failed; this copy counts on its own",
+			slog.String("client", client), slog.String("error", err.Error()))
+		return l.fallback.Allow(client)
+	}
+	st.fullAt, st.until = lease.FullAt, time.Time{}
+	if !lease.Taken {
+		st.until = now.Add(lease.Wait)
+	}
+	l.mu.Lock()
+	if len(l.clients) >= maxBuckets {
+		// What a copy knows of a bucket is worth keeping until it is full
+		// again: the table knows it all the same.
+		for k, c := range l.clients {
+			if !now.Before(c.fullAt) && !now.Before(c.until) {
+				delete(l.clients, k)
+			}
+		}
+		if len(l.clients) >= maxBuckets {
+			l.clients = map[string]failureState{}
+		}
+	}
+	l.clients[client] = st
+	l.mu.Unlock()
+	if !lease.Taken {
+		return false, lease.Wait
+	}
+	return true, 0
+}
+
 // CachedAuth remembers valid tokens for TTL so that a warm function answers
 // most requests without reading the token item: a revoked token stops
 // working within TTL on every copy. Unknown tokens are remembered as unknown
 // for UnknownTTL (at most TTL), so that a client repeating a bad token costs
 // no read each time; a token cannot be tried before it exists (its secret
-// is made when it is created), so a new token still works at once.
+// is made when it is created), so a new token still works at once. It
+// remembers web sessions' revocations the same way (SessionRevoked).
 type CachedAuth struct {
 	Store *store.Store
 	TTL   time.Duration
 	Now   func() time.Time
 
-	mu      sync.Mutex
-	entries map[string]cached // by token hash: no secret is kept in memory
+	tokens   ttlcache.Cache[cached] // by token hash: no secret is kept in memory
+	sessions ttlcache.Cache[bool]   // session id → revoked
 }
 
 type cached struct {
-	org     string
-	expires time.Time
+	p     Principal
+	known bool
 }
 
 // UnknownTTL is how long CachedAuth remembers a token as unknown.
 const UnknownTTL = 10 * time.Second
 
-// maxCached bounds the cache; when full it starts over, which costs one
-// read per token and keeps memory flat.
-const maxCached = 10000
-
 // Authenticate implements Authenticator.
-func (c *CachedAuth) Authenticate(ctx context.Context, token string) (string, error) {
+func (c *CachedAuth) Authenticate(ctx context.Context, token string) (Principal, error) {
 	return c.AuthenticateHash(ctx, store.HashToken(token))
 }
 
 // AuthenticateHash is Authenticate by the token's hash (store.HashToken).
-func (c *CachedAuth) AuthenticateHash(ctx context.Context, h string) (string, error) {
-	if c.TTL <= 0 {
-		return c.Store.AuthenticateHash(ctx, h)
-	}
-	now := c.Now()
-	c.mu.Lock()
-	e, ok := c.entries[h]
-	c.mu.Unlock()
-	if ok && now.Before(e.expires) {
-		if e.org == "" {
-			return "", errs.E(errs.Unauthorized, "the API token is not valid")
+func (c *CachedAuth) AuthenticateHash(ctx context.Context, h string) (Principal, error) {
+	got, err := c.tokens.Get(h, c.Now(), func() (cached, time.Duration, error) {
+		tok, err := c.Store.AuthenticateHash(ctx, h)
+		switch {
+		case errs.Is(err, errs.Unauthorized):
+			return cached{}, min(UnknownTTL, c.TTL), nil
+		case err != nil:
+			return cached{}, 0, err
 		}
-		return e.org, nil
+		return cached{p: Principal{Org: tok.Org, Scopes: tok.Scopes}, known: true}, c.TTL, nil
+	})
+	if err != nil {
+		return Principal{}, err
 	}
-	org, err := c.Store.AuthenticateHash(ctx, h)
-	ttl := c.TTL
-	switch {
-	case errs.Is(err, errs.Unauthorized):
-		ttl = min(UnknownTTL, c.TTL)
-	case err != nil:
-		return "", err
+	if !got.known {
+		return Principal{}, errs.E(errs.Unauthorized, "the API token is not valid")
 	}
-	c.mu.Lock()
-	if c.entries == nil || len(c.entries) >= maxCached {
-		c.entries = map[string]cached{}
-	}
-	c.entries[h] = cached{org: org, expires: now.Add(ttl)}
-	c.mu.Unlock()
-	return org, err
+	return got.p, nil
 }
 
-// Blocked reports whether key has no token left, and how long until one
-// is free, without taking one: the check before a request that takes a
-// token only when it fails (failed authentication per client address).
-func (l *RateLimiter) Blocked(key string) (bool, time.Duration) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	b, ok := l.buckets[key]
-	if !ok {
-		return false, 0
+// SessionRevoked reports whether the web session id was signed out
+// (store.SessionRevoked), as the copy has known it for at most TTL.
+func (c *CachedAuth) SessionRevoked(ctx context.Context, id string) (bool, error) {
+	return c.sessions.GetFor(id, c.Now(), c.TTL, func() (bool, error) { return c.Store.SessionRevoked(ctx, id) })
+}
+
+// RevokeSession revokes the web session id until expires, at once on this
+// copy and within TTL on the others.
+func (c *CachedAuth) RevokeSession(ctx context.Context, id string, expires time.Time) error {
+	if err := c.Store.RevokeSession(ctx, id, expires); err != nil {
+		return err
 	}
-	tokens := min(float64(l.Burst), b.tokens+l.Now().Sub(b.at).Seconds()*l.Rate)
-	if tokens >= 1 {
-		return false, 0
+	if now := c.Now(); expires.After(now) {
+		c.sessions.Set(id, true, now, expires.Sub(now))
 	}
-	return true, time.Duration((1 - tokens) / l.Rate * float64(time.Second))
+	return nil
 }

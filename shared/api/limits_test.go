@@ -6,40 +6,56 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/mainguard/mainguard/internal/testkit"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/store/storetest"
 )
 
 // TestFailedAuthenticationIsLimitedPerAddress: an address that keeps
-// presenting bad tokens gets 429 with Retry-After once its burst is spent;
-// another address, and a good token from elsewhere, are not affected.
+// presenting bad tokens gets 429 with Retry-After once its burst is spent,
+// on every copy (two here, sharing the table); a valid token from that
+// address is never refused; another address is not affected. Once the
+// copies know the address is over its limit they refuse it without a
+// write.
 func TestFailedAuthenticationIsLimitedPerAddress(t *testing.T) {
-	now := time.Unix(0, 0)
-	clock := func() time.Time { return now }
-	s := &Server{Auth: staticAuth{"good": "acme"}, Log: slog.New(slog.DiscardHandler), Now: clock,
-		AuthFailures: &RateLimiter{Rate: 1, Burst: 3, Now: clock}}
-	h := Lambda(s.Wrap(Endpoint{Name: "t", Method: "POST", Path: "/t", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})}))
-	call := func(token, ip string) (int, string) {
-		ev := post("{}", false)
-		ev.Headers["x-api-token"] = token
-		ev.RequestContext.HTTP.SourceIP = ip
-		resp, _ := h(context.Background(), ev)
-		return resp.StatusCode, resp.Headers["retry-after"]
-	}
-	for i := range 3 {
-		if code, _ := call("bad", "203.0.113.7"); code != 401 {
-			t.Fatalf("bad token %d: %d, want 401", i, code)
+	t.Parallel()
+	clock := testkit.NewClock(t0)
+	db, table := storetest.NewTable(t)
+	call := make([]func(token, ip string) (int, string), 2)
+	for i := range call {
+		s := &Server{Auth: staticAuth{"good": "acme"}, Log: slog.New(slog.DiscardHandler), Now: clock.Now,
+			AuthFailures: &FailureLimiter{Store: store.New(db, table, clock.Now), Rate: 1, Burst: 30, Now: clock.Now, Log: slog.New(slog.DiscardHandler)}}
+		h := Lambda(s.Wrap(Endpoint{Name: "t", Method: "POST", Path: "/t", Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {})}))
+		call[i] = func(token, ip string) (int, string) {
+			ev := post("{}", false)
+			ev.Headers["x-api-token"] = token
+			ev.RequestContext.HTTP.SourceIP = ip
+			resp, _ := h(context.Background(), ev)
+			return resp.StatusCode, resp.Headers["retry-after"]
 		}
 	}
-	if code, wait := call("bad", "203.0.113.7"); code != 429 || wait == "" {
-		t.Errorf("fourth bad token: %d (Retry-After %q), want 429 with Retry-After", code, wait)
+	codes := map[int]int{}
+	for i := range 40 { // alternating between the copies
+		code, wait := call[i%2]("bad", "203.0.113.7")
+		codes[code]++
+		if code == 429 && wait == "" {
+			t.Errorf("bad token %d: 429 without Retry-After", i)
+		}
 	}
-	if code, _ := call("bad", "198.51.100.1"); code != 401 {
+	if codes[401] != 30 || codes[429] != 10 {
+		t.Errorf("40 bad tokens from one address across two copies: %v, want 30 × 401 and 10 × 429", codes)
+	}
+	for i := range call {
+		if code, _ := call[i]("good", "203.0.113.7"); code != 200 {
+			t.Errorf("copy %d: a valid token from the address after 40 bad ones: %d, want 200", i, code)
+		}
+	}
+	if code, _ := call[0]("bad", "198.51.100.1"); code != 401 {
 		t.Errorf("another address: %d, want 401", code)
 	}
-	if code, _ := call("good", "198.51.100.2"); code != 200 {
-		t.Errorf("a good token elsewhere: %d", code)
-	}
-	now = now.Add(time.Second)
-	if code, _ := call("good", "203.0.113.7"); code != 200 {
-		t.Errorf("a good token from the address once a token refilled: %d", code)
+	clock.Advance(time.Second)
+	if code, _ := call[1]("bad", "203.0.113.7"); code != 401 {
+		t.Errorf("a token refilled a second later: %d, want 401", code)
 	}
 }

@@ -82,6 +82,8 @@ type Endpoint struct {
 	Method string // GET, POST or PUT; "" for any (the web app checks its own)
 	Path   string // below /v1, e.g. /flaky-tests/get-test-details
 	Public bool   // true: no x-api-token (status, signed PUT, GitHub webhook)
+	// Scope is what a token must hold to call it ("" on public endpoints).
+	Scope Scope
 	// LocalOnly endpoints exist only on the local server (the bundle PUT,
 	// which S3 answers when deployed): no function, no route in AWS.
 	LocalOnly bool
@@ -91,9 +93,9 @@ type Endpoint struct {
 	Handler http.Handler
 }
 
-// Authenticator resolves an API token to its organization.
+// Authenticator resolves an API token to its organization and scopes.
 type Authenticator interface {
-	Authenticate(ctx context.Context, token string) (org string, err error)
+	Authenticate(ctx context.Context, token string) (Principal, error)
 }
 
 // Server wraps endpoints in the middleware every request passes.
@@ -101,8 +103,9 @@ type Server struct {
 	Auth    Authenticator
 	Limiter *OrgLimiter // nil: no rate limit
 	// AuthFailures limits failed authentications per client address (nil:
-	// no limit): a client guessing tokens gets 429 after a burst.
-	AuthFailures *RateLimiter
+	// no limit): a client guessing tokens gets 429 after a burst, while a
+	// valid token from the same address still works.
+	AuthFailures *FailureLimiter
 	Log          *slog.Logger
 	Now          func() time.Time
 }
@@ -138,7 +141,7 @@ func (s *Server) Wrap(ep Endpoint) http.Handler {
 }
 
 // admit runs the checks that come before any handler, in the order a
-// client can act on them: method, size, media type, token, rate.
+// client can act on them: method, size, media type, token, scope, rate.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) error {
 	if ep.Method != "" && r.Method != ep.Method {
 		w.Header().Set("Allow", ep.Method)
@@ -166,32 +169,33 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, ep Endpoint) erro
 	if ep.Public {
 		return nil
 	}
-	client := ClientAddress(r)
-	if s.AuthFailures != nil && client != "" {
-		if blocked, wait := s.AuthFailures.Blocked(client); blocked {
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-			return errs.E(errs.RateLimited, "too many failed authentications from this address; retry after %s", wait.Round(time.Millisecond))
-		}
-	}
 	token := r.Header.Get("x-api-token")
-	var org string
+	var p Principal
 	var err error
 	if token == "" {
 		err = errs.E(errs.Unauthorized, "the x-api-token header is required")
 	} else {
-		org, err = s.Auth.Authenticate(r.Context(), token)
+		p, err = s.Auth.Authenticate(r.Context(), token)
 	}
 	if err != nil {
-		if errs.Is(err, errs.Unauthorized) && s.AuthFailures != nil && client != "" {
-			s.AuthFailures.Allow(client) // takes one of the address's tokens
+		// Only failures count, after the token was checked: a valid token
+		// is never refused for what others sent from its address.
+		if errs.Is(err, errs.Unauthorized) && s.AuthFailures != nil {
+			if ok, wait := s.AuthFailures.Fail(r.Context(), ClientAddress(r)); !ok {
+				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+				return errs.E(errs.RateLimited, "too many failed authentications from this address; retry after %s", wait.Round(time.Millisecond))
+			}
 		}
 		return err
 	}
-	infoOf(r.Context()).org = org
+	infoOf(r.Context()).org = p.Org
+	if err := p.Require(ep.Scope, ep.describe()); err != nil {
+		return err
+	}
 	if s.Limiter != nil {
-		if ok, wait := s.Limiter.Allow(r.Context(), org); !ok {
+		if ok, wait := s.Limiter.Allow(r.Context(), p.Org); !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-			return errs.E(errs.RateLimited, "rate limit exceeded for organization %q; retry after %s", org, wait.Round(time.Millisecond))
+			return errs.E(errs.RateLimited, "rate limit exceeded for organization %q; retry after %s", p.Org, wait.Round(time.Millisecond))
 		}
 	}
 	return nil

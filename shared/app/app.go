@@ -161,7 +161,7 @@ func (a *App) bundles(awsCfg *aws.Config) error {
 func (a *App) Endpoints() []api.Endpoint {
 	var out []api.Endpoint
 	for _, r := range lambdafn.Routes {
-		out = append(out, api.Endpoint{Name: r.Name, Method: r.Method, Path: r.Path, Public: r.Public, Handler: a.handlers[r.Name]})
+		out = append(out, r.Endpoint(a.handlers[r.Name]))
 	}
 	return append(out, a.local...)
 }

@@ -189,15 +189,7 @@ func TestLogLineCountsDynamoDBCalls(t *testing.T) {
 func TestLogLineBillsDynamoDBCalls(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, func(c *config.Config) { c.BillDynamo = true })
-	last := func() map[string]any {
-		t.Helper()
-		lines := strings.Split(strings.TrimSpace(h.logs.String()), "\n")
-		var rec map[string]any
-		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rec); err != nil {
-			t.Fatal(err)
-		}
-		return rec
-	}
+	last := func() map[string]any { return h.lastLog(t) }
 	body := map[string]any{"repo": web, "org_url_slug": "acme", "test_id": testID}
 	h.call(t, "get-test-details", event("/flaky-tests/get-test-details", body)) // token read and cached
 	h.call(t, "get-test-details", event("/flaky-tests/get-test-details", body))

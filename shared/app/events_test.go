@@ -226,6 +226,9 @@ func shopQueue(t *testing.T, h *harness, sim *githubsim.Server) int {
 		}
 		return m
 	}
+	if _, err := h.app.Store.ClaimRepo(context.Background(), "acme", "acme", "shop", false); err != nil {
+		t.Fatal(err)
+	}
 	if resp := h.call(t, "create-queue", event("/createQueue", body(nil))); resp.StatusCode != 200 {
 		t.Fatalf("createQueue: %d %s", resp.StatusCode, resp.Body)
 	}

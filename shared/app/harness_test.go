@@ -105,6 +105,12 @@ func (h *harness) seed(tb testing.TB) {
 	_, err = s.RevokeToken(ctx, "acme", revoked)
 	must(err)
 	h.tokens["{{REVOKED_TOKEN}}"] = revoked
+	// Tokens that can do one job: an uploader's, a reader's.
+	for placeholder, scope := range map[string]string{"{{UPLOAD_TOKEN}}": "upload", "{{READ_TOKEN}}": "read"} {
+		secret, _, err := s.CreateScopedToken(ctx, "acme", []string{scope})
+		must(err)
+		h.tokens[placeholder] = secret
+	}
 
 	web := repository.Ref{Host: "github.com", Owner: "Acme", Name: "web"}
 	_, err = s.UpdateRepo(ctx, "acme", web, store.RepoSettings{JiraBaseURL: ptr("https://acme.atlassian.net/")})
@@ -126,6 +132,15 @@ func (h *harness) seed(tb testing.TB) {
 		repo repository.Ref
 	}{{"acme", web}, {"acme", apiRepo}, {"acme", plain}, {"other", otherRepo}} {
 		must(s.PutTestCase(ctx, sampleTest(r.org, r.repo)))
+	}
+	// Each organization owns its GitHub repositories: only it runs merge
+	// queues on them (no GitHub App here, so by an administrator's claim).
+	for _, r := range []struct {
+		org  string
+		repo repository.Ref
+	}{{"acme", web}, {"acme", apiRepo}, {"other", otherRepo}} {
+		_, err := s.ClaimRepo(ctx, r.org, r.repo.Owner, r.repo.Name, false)
+		must(err)
 	}
 }
 

@@ -54,6 +54,15 @@ type Config struct {
 	GitHubWebhookSecret    string // GITHUB_WEBHOOK_SECRET: verifies POST /github/webhook
 	MergeQueueTickPageSize int    // MERGE_QUEUE_PAGE_SIZE: active queues one tick advances (default 25)
 
+	// The GitHub App's OAuth client, for "Sign in with GitHub" in the web
+	// app: GITHUB_APP_CLIENT_ID (not secret). Its secret is the App
+	// secret's client_secret (github.AppSecret, which app-setup stores
+	// from GitHub's manifest conversion); the local server may take it
+	// from GITHUB_APP_CLIENT_SECRET instead. No client id, and people sign
+	// in with tokens.
+	GitHubAppClientID     string
+	GitHubAppClientSecret string
+
 	// SecretIDs names, for each deployment secret a function reads, its
 	// ARN or name in Secrets Manager (the variable SecretVar(name)): the
 	// name is not secret, the value is, and only the functions that need a
@@ -133,6 +142,8 @@ func FromEnv(getenv func(string) string) (Config, error) {
 	c.GitHubAppPrivateKey = getenv("GITHUB_APP_PRIVATE_KEY")
 	c.GitHubAPIURL = getenv("GITHUB_API_URL")
 	c.GitHubWebhookSecret = getenv("GITHUB_WEBHOOK_SECRET")
+	c.GitHubAppClientID = getenv("GITHUB_APP_CLIENT_ID")
+	c.GitHubAppClientSecret = getenv("GITHUB_APP_CLIENT_SECRET")
 	if v := getenv("GITHUB_APP_ID"); v != "" {
 		id, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || id <= 0 {
@@ -152,6 +163,15 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		problems = append(problems, "GITHUB_APP_ID needs GITHUB_APP_PRIVATE_KEY, or the secret GITHUB_APP_SECRET_ARN names")
 	}
 	c.SecretsEndpoint = getenv("SECRETSMANAGER_ENDPOINT")
+	if c.GitHubAppClientSecret != "" && c.GitHubAppClientID == "" {
+		problems = append(problems, "GITHUB_APP_CLIENT_SECRET needs GITHUB_APP_CLIENT_ID")
+	}
+	if c.GitHubAppClientID != "" && c.GitHubAppID == 0 && c.SecretIDs[SecretGitHubApp] == "" {
+		problems = append(problems, "GITHUB_APP_CLIENT_ID is the OAuth client of a GitHub App: it needs GITHUB_APP_ID, or the secret GITHUB_APP_SECRET_ARN names")
+	}
+	if c.GitHubAppClientID != "" && c.GitHubAppClientSecret == "" && c.SecretIDs[SecretGitHubApp] == "" {
+		problems = append(problems, "GITHUB_APP_CLIENT_ID needs its secret: the App secret's client_secret (GITHUB_APP_SECRET_ARN) or, locally, GITHUB_APP_CLIENT_SECRET")
+	}
 	if c.GitHubAPIURL != "" && !strings.HasPrefix(c.GitHubAPIURL, "http://") && !strings.HasPrefix(c.GitHubAPIURL, "https://") {
 		problems = append(problems, fmt.Sprintf("GITHUB_API_URL must be an http(s) address, got %q", c.GitHubAPIURL))
 	}

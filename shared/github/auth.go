@@ -19,6 +19,8 @@ import (
 	"time"
 
 	gh "github.com/google/go-github/v92/github"
+
+	"github.com/mainguard/mainguard/shared/errs"
 )
 
 // AppCredentials identify a GitHub App.
@@ -182,6 +184,25 @@ func StaticApp(creds AppCredentials) (AppSource, error) {
 	return func(context.Context, bool) (AppCredentials, error) { return creds, nil }, nil
 }
 
+// installation is the id of the installation covering repo, resolved
+// once per copy (GitHub answers 404 where the App is not installed).
+func (a *appAuth) installation(ctx context.Context, repo Repo) (int64, error) {
+	a.mu.Lock()
+	id, known := a.installs[repo]
+	a.mu.Unlock()
+	if known {
+		return id, nil
+	}
+	inst, _, err := a.api.Apps.GetRepositoryInstallation(ctx, repo.Owner, repo.Name)
+	if err != nil {
+		return 0, err
+	}
+	a.mu.Lock()
+	a.installs[repo] = inst.GetID()
+	a.mu.Unlock()
+	return inst.GetID(), nil
+}
+
 // token is called without the lock held across network calls: two callers
 // may both fetch a token on a cold cache, which is harmless, while a slow
 // GitHub never blocks callers whose token is cached.
@@ -194,13 +215,11 @@ func (a *appAuth) token(ctx context.Context, repo Repo) (string, error) {
 		return tok.token, nil
 	}
 	if !known {
-		inst, _, err := a.api.Apps.GetRepositoryInstallation(ctx, repo.Owner, repo.Name)
-		if err != nil {
+		var err error
+		if id, err = a.installation(ctx, repo); err != nil {
 			return "", err
 		}
-		id = inst.GetID()
 		a.mu.Lock()
-		a.installs[repo] = id
 		tok, cached = a.tokens[id]
 		a.mu.Unlock()
 		// Another repository of the same installation may have fetched it.
@@ -228,4 +247,27 @@ func (a *appAuth) invalidate(repo Repo) {
 	if id, ok := a.installs[repo]; ok {
 		delete(a.tokens, id)
 	}
+}
+
+// IsApp reports whether the client acts as a GitHub App (whose
+// installations say which organization a repository belongs to), not
+// with a token.
+func (c *Client) IsApp() bool {
+	_, ok := c.auth.(*appAuth)
+	return ok
+}
+
+// Installation is the id of the App installation that covers repo: one
+// call per repository per copy, cached. errs.NotFound where the App is not
+// installed; errs.Invalid for a client that is not an App.
+func (c *Client) Installation(ctx context.Context, repo Repo) (int64, error) {
+	a, ok := c.auth.(*appAuth)
+	if !ok {
+		return 0, errs.E(errs.Invalid, "github: a token has no installations")
+	}
+	if err := checkRepo(repo); err != nil {
+		return 0, err
+	}
+	id, err := a.installation(ctx, repo)
+	return id, c.wrap(err, "find the installation of "+repo.String())
 }

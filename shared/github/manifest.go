@@ -34,8 +34,10 @@ var AppPermissions = map[string]string{
 	// The queue's commit status (Trunk Merge Queue (…)) and reading
 	// combined statuses; status events.
 	"statuses": "write",
-	// Reading check runs; check_run and check_suite events.
-	"checks": "read",
+	// Reading check runs; the check run mainguard/tests of each pull
+	// request commit an upload reports on (create, edit, find its own);
+	// check_run and check_suite events.
+	"checks": "write",
 	// Required status checks of classic branch protection
 	// (GET …/protection/required_status_checks is under Administration).
 	"administration": "read",

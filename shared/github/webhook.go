@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mainguard/mainguard/shared/errs"
 )
@@ -90,6 +91,11 @@ type Event struct {
 	IsPR        bool
 	CommentID   int64
 	CommentBody string
+	// UpdatedAt is when what the event is about last changed: the
+	// comment (issue_comment, its created_at until edited) or the pull
+	// request (pull_request); zero for other kinds. GitHub signs no
+	// delivery time, so this is how old a delivery's news is.
+	UpdatedAt time.Time
 
 	// push events: the ref ("refs/heads/main"), before and after shas, and
 	// whether the ref was created or deleted.
@@ -110,10 +116,11 @@ type wireRepo struct {
 }
 
 type wirePR struct {
-	Number         int    `json:"number"`
-	Merged         bool   `json:"merged"`
-	MergeCommitSHA string `json:"merge_commit_sha"`
-	Draft          bool   `json:"draft"`
+	Number         int       `json:"number"`
+	UpdatedAt      time.Time `json:"updated_at"`
+	Merged         bool      `json:"merged"`
+	MergeCommitSHA string    `json:"merge_commit_sha"`
+	Draft          bool      `json:"draft"`
 	Head           struct {
 		Ref string `json:"ref"`
 		SHA string `json:"sha"`
@@ -172,8 +179,9 @@ type wireEvent struct {
 		PullRequest *json.RawMessage `json:"pull_request"`
 	} `json:"issue"`
 	Comment *struct {
-		ID   int64  `json:"id"`
-		Body string `json:"body"`
+		ID        int64     `json:"id"`
+		Body      string    `json:"body"`
+		UpdatedAt time.Time `json:"updated_at"`
 	} `json:"comment"`
 	// push
 	Ref     string `json:"ref"`
@@ -215,7 +223,7 @@ func ParseEvent(event string, body []byte) (Event, error) {
 		if p.Merged {
 			ev.MergeCommitSHA = p.MergeCommitSHA
 		}
-		ev.HeadSHA, ev.HeadRef, ev.BaseRef = p.Head.SHA, p.Head.Ref, p.Base.Ref
+		ev.HeadSHA, ev.HeadRef, ev.BaseRef, ev.UpdatedAt = p.Head.SHA, p.Head.Ref, p.Base.Ref, p.UpdatedAt
 		if w.Changes.Base != nil {
 			ev.BaseChangedFrom = w.Changes.Base.Ref.From
 		}
@@ -227,7 +235,7 @@ func ParseEvent(event string, body []byte) (Event, error) {
 			return Event{}, errs.E(errs.Invalid, "issue_comment webhook has no issue or comment")
 		}
 		ev.PR, ev.IsPR = w.Issue.Number, w.Issue.PullRequest != nil
-		ev.CommentID, ev.CommentBody = w.Comment.ID, w.Comment.Body
+		ev.CommentID, ev.CommentBody, ev.UpdatedAt = w.Comment.ID, w.Comment.Body, w.Comment.UpdatedAt
 	case EventStatus:
 		ev.SHA, ev.Context, ev.State = w.SHA, w.Context, w.State
 		for _, b := range w.Branches {

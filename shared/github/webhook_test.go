@@ -107,7 +107,7 @@ func TestSimWebhooksParse(t *testing.T) {
 	f.sim.Flush()
 
 	pr := func(action string, head string, base string) github.Event {
-		return github.Event{Kind: "pull_request", Action: action, Repo: repo, PR: n, HeadSHA: head, HeadRef: "feature", BaseRef: base}
+		return github.Event{Kind: "pull_request", Action: action, Repo: repo, PR: n, HeadSHA: head, HeadRef: "feature", BaseRef: base, UpdatedAt: f.clock.Now()}
 	}
 	push := func(ref, before, after string) github.Event {
 		return github.Event{Kind: "push", Repo: repo, Ref: "refs/heads/" + ref, Before: before, After: after, Created: before == "0000000000000000000000000000000000000000"}
@@ -171,11 +171,11 @@ func TestSimSurfaceWebhooksParse(t *testing.T) {
 	f.sim.Flush()
 	label := func(action string) github.Event {
 		return github.Event{Kind: "pull_request", Action: action, Repo: repo, PR: n, HeadSHA: sha, HeadRef: "feature", BaseRef: "main",
-			Sender: "maintainer", Label: "mainguard-merge"}
+			Sender: "maintainer", Label: "mainguard-merge", UpdatedAt: f.clock.Now()}
 	}
 	want := []github.Event{
-		{Kind: "issue_comment", Action: "created", Repo: repo, Sender: "maintainer", PR: n, IsPR: true, CommentID: id, CommentBody: "/trunk merge"},
-		{Kind: "issue_comment", Action: "created", Repo: repo, Sender: "octocat", PR: issue, CommentID: id + 1, CommentBody: "/mainguard merge"},
+		{Kind: "issue_comment", Action: "created", Repo: repo, Sender: "maintainer", PR: n, IsPR: true, CommentID: id, CommentBody: "/trunk merge", UpdatedAt: f.clock.Now()},
+		{Kind: "issue_comment", Action: "created", Repo: repo, Sender: "octocat", PR: issue, CommentID: id + 1, CommentBody: "/mainguard merge", UpdatedAt: f.clock.Now()},
 		label("labeled"),
 		label("unlabeled"),
 	}

@@ -39,8 +39,10 @@ type Base struct {
 	Now    func() time.Time
 	NewID  func() string // outbox event ids
 	Store  *store.Store
-	// Server is the middleware every request passes.
+	// Server is the middleware every request passes; Auth checks its
+	// tokens and the web app's sessions, cached per copy.
 	Server *api.Server
+	Auth   *api.CachedAuth
 }
 
 // Options override what NewBase would otherwise build; zero values mean
@@ -83,16 +85,14 @@ func NewBase(cfg config.Config, opt Options) (*Base, error) {
 	}
 	b.Store = store.New(db, cfg.TableName, b.Now)
 	b.Config.Secrets = newSecretReader(b.Config, b.Store, b.Now, opt.KeysInTable)
-	b.Server = &api.Server{
-		Auth: &api.CachedAuth{Store: b.Store, TTL: cfg.AuthCacheTTL, Now: b.Now},
-		Log:  b.Log,
-		Now:  b.Now,
-	}
+	b.Auth = &api.CachedAuth{Store: b.Store, TTL: cfg.AuthCacheTTL, Now: b.Now}
+	b.Server = &api.Server{Auth: b.Auth, Log: b.Log, Now: b.Now}
 	if cfg.RateLimit > 0 {
 		b.Server.Limiter = &api.OrgLimiter{Store: b.Store, Rate: cfg.RateLimit, Burst: cfg.RateBurst, Now: b.Now, Log: b.Log}
 		// Failed authentications: a burst of 30 per client address, then
-		// one a second, so guessing tokens costs the guesser, not the table.
-		b.Server.AuthFailures = &api.RateLimiter{Rate: 1, Burst: 30, Now: b.Now}
+		// one a second, counted in the table for every copy, so guessing
+		// tokens costs the guesser, not the table.
+		b.Server.AuthFailures = &api.FailureLimiter{Store: b.Store, Rate: 1, Burst: 30, Now: b.Now, Log: b.Log}
 	}
 	return b, nil
 }

@@ -30,7 +30,7 @@ func (b *Base) Serve(name string, h Handlers) (http.Handler, error) {
 	if !ok {
 		return nil, fmt.Errorf("the endpoint group has no handler for %q", name)
 	}
-	return b.Server.Wrap(api.Endpoint{Name: r.Name, Method: r.Method, Path: r.Path, Public: r.Public, Handler: handler}), nil
+	return b.Server.Wrap(r.Endpoint(handler)), nil
 }
 
 // Main runs the named HTTP function: configuration from the environment,

@@ -1,15 +1,22 @@
 package lambdafn
 
-import "net/http"
+import (
+	"net/http"
+
+	"github.com/mainguard/mainguard/shared/api"
+)
 
 // Route is one HTTP endpoint: the function that serves it (its folder of
 // functions/), its method and path below /v1, and whether it is public
-// (no x-api-token).
+// (no x-api-token), else the scope a token needs to call it. Every route
+// that is not public names its scope (a test holds it so): a token kept in
+// CI with the upload scope reaches the uploader's endpoints and no other.
 type Route struct {
 	Name   string
 	Method string
 	Path   string
 	Public bool
+	Scope  api.Scope
 }
 
 // Routes is the route table: every HTTP function of the service.
@@ -19,30 +26,30 @@ var Routes = []Route{
 	{Name: "status", Method: http.MethodGet, Path: "/status", Public: true},
 	{Name: "openapi", Method: http.MethodGet, Path: "/openapi.yaml", Public: true},
 
-	{Name: "get-test-details", Method: http.MethodPost, Path: "/flaky-tests/get-test-details"},
-	{Name: "link-ticket-to-test-case", Method: http.MethodPost, Path: "/flaky-tests/link-ticket-to-test-case"},
-	{Name: "list-quarantined-tests", Method: http.MethodPost, Path: "/flaky-tests/list-quarantined-tests"},
-	{Name: "list-unhealthy-tests", Method: http.MethodPost, Path: "/flaky-tests/list-unhealthy-tests"},
-	{Name: "list-failing-tests", Method: http.MethodPost, Path: "/flaky-tests/list-failing-tests"},
-	{Name: "label-failures", Method: http.MethodPost, Path: "/flaky-tests/label-failures"},
+	{Name: "get-test-details", Method: http.MethodPost, Path: "/flaky-tests/get-test-details", Scope: api.ScopeRead},
+	{Name: "link-ticket-to-test-case", Method: http.MethodPost, Path: "/flaky-tests/link-ticket-to-test-case", Scope: api.ScopeAdmin},
+	{Name: "list-quarantined-tests", Method: http.MethodPost, Path: "/flaky-tests/list-quarantined-tests", Scope: api.ScopeRead},
+	{Name: "list-unhealthy-tests", Method: http.MethodPost, Path: "/flaky-tests/list-unhealthy-tests", Scope: api.ScopeRead},
+	{Name: "list-failing-tests", Method: http.MethodPost, Path: "/flaky-tests/list-failing-tests", Scope: api.ScopeRead},
+	{Name: "label-failures", Method: http.MethodPost, Path: "/flaky-tests/label-failures", Scope: api.ScopeUpload},
 
-	{Name: "get-quarantine-config", Method: http.MethodPost, Path: "/metrics/getQuarantineConfig"},
-	{Name: "create-bundle-upload", Method: http.MethodPost, Path: "/metrics/createBundleUpload"},
+	{Name: "get-quarantine-config", Method: http.MethodPost, Path: "/metrics/getQuarantineConfig", Scope: api.ScopeUpload},
+	{Name: "create-bundle-upload", Method: http.MethodPost, Path: "/metrics/createBundleUpload", Scope: api.ScopeUpload},
 
-	{Name: "create-queue", Method: http.MethodPost, Path: "/createQueue"},
-	{Name: "get-queue", Method: http.MethodPost, Path: "/getQueue"},
-	{Name: "update-queue", Method: http.MethodPost, Path: "/updateQueue"},
-	{Name: "delete-queue", Method: http.MethodPost, Path: "/deleteQueue"},
-	{Name: "submit-pull-request", Method: http.MethodPost, Path: "/submitPullRequest"},
-	{Name: "cancel-pull-request", Method: http.MethodPost, Path: "/cancelPullRequest"},
-	{Name: "restart-tests-on-pull-request", Method: http.MethodPost, Path: "/restartTestsOnPullRequest"},
-	{Name: "get-submitted-pull-request", Method: http.MethodPost, Path: "/getSubmittedPullRequest"},
-	{Name: "set-impacted-targets", Method: http.MethodPost, Path: "/setImpactedTargets"},
-	{Name: "get-merge-queue-testing-details", Method: http.MethodPost, Path: "/getMergeQueueTestingDetails"},
-	{Name: "list-pull-requests", Method: http.MethodPost, Path: "/listPullRequests"},
+	{Name: "create-queue", Method: http.MethodPost, Path: "/createQueue", Scope: api.ScopeQueue},
+	{Name: "get-queue", Method: http.MethodPost, Path: "/getQueue", Scope: api.ScopeRead},
+	{Name: "update-queue", Method: http.MethodPost, Path: "/updateQueue", Scope: api.ScopeQueue},
+	{Name: "delete-queue", Method: http.MethodPost, Path: "/deleteQueue", Scope: api.ScopeQueue},
+	{Name: "submit-pull-request", Method: http.MethodPost, Path: "/submitPullRequest", Scope: api.ScopeQueue},
+	{Name: "cancel-pull-request", Method: http.MethodPost, Path: "/cancelPullRequest", Scope: api.ScopeQueue},
+	{Name: "restart-tests-on-pull-request", Method: http.MethodPost, Path: "/restartTestsOnPullRequest", Scope: api.ScopeQueue},
+	{Name: "get-submitted-pull-request", Method: http.MethodPost, Path: "/getSubmittedPullRequest", Scope: api.ScopeRead},
+	{Name: "set-impacted-targets", Method: http.MethodPost, Path: "/setImpactedTargets", Scope: api.ScopeQueue},
+	{Name: "get-merge-queue-testing-details", Method: http.MethodPost, Path: "/getMergeQueueTestingDetails", Scope: api.ScopeRead},
+	{Name: "list-pull-requests", Method: http.MethodPost, Path: "/listPullRequests", Scope: api.ScopeRead},
 	{Name: "github-webhook", Method: http.MethodPost, Path: "/github/webhook", Public: true},
 
-	{Name: "get-merge-queue-metrics", Method: http.MethodGet, Path: "/getMergeQueueMetrics"},
+	{Name: "get-merge-queue-metrics", Method: http.MethodGet, Path: "/getMergeQueueMetrics", Scope: api.ScopeRead},
 }
 
 // EventFunctions are the functions that no HTTP route reaches: each folder
@@ -63,6 +70,22 @@ var EventFunctions = map[string]string{
 // $default route, so any path outside the route table reaches it; the
 // local server sends it every path outside /v1's endpoints.
 const WebFunction = "web"
+
+// Endpoint is the route served by h.
+func (r Route) Endpoint(h http.Handler) api.Endpoint {
+	return api.Endpoint{Name: r.Name, Method: r.Method, Path: r.Path, Public: r.Public, Scope: r.Scope, Handler: h}
+}
+
+// ScopeOf is the scope the named function's route needs; it panics for a
+// name that is no route, a mistake in the code that names it (the web
+// app's actions ask for the scope of the endpoint they stand for).
+func ScopeOf(name string) api.Scope {
+	r, ok := RouteOf(name)
+	if !ok {
+		panic("lambdafn: no route " + name)
+	}
+	return r.Scope
+}
 
 // RouteOf is the route of the named function.
 func RouteOf(name string) (Route, bool) {

@@ -49,10 +49,13 @@ func newSecretReader(cfg config.Config, st *store.Store, now func() time.Time, k
 		r.local[config.SecretGitHubWebhook] = []byte(cfg.GitHubWebhookSecret)
 	}
 	if cfg.GitHubAppPrivateKey != "" {
+		// As app-setup stores it deployed (github.AppSecret).
 		app, _ := json.Marshal(struct {
-			AppID      int64  `json:"app_id"`
-			PrivateKey string `json:"private_key"`
-		}{cfg.GitHubAppID, cfg.GitHubAppPrivateKey})
+			AppID        int64  `json:"app_id"`
+			ClientID     string `json:"client_id,omitempty"`
+			ClientSecret string `json:"client_secret,omitempty"`
+			PrivateKey   string `json:"private_key"`
+		}{cfg.GitHubAppID, cfg.GitHubAppClientID, cfg.GitHubAppClientSecret, cfg.GitHubAppPrivateKey})
 		r.local[config.SecretGitHubApp] = app
 	}
 	if keysInTable {

@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/ttlcache"
 )
 
 // orgCases remembers each organization's enum case for caseTTL, so that
 // an answer costs no read of the organization item: a change reaches every
 // copy within caseTTL.
-type orgCases struct{ c ttlCache[string] }
+type orgCases struct{ c ttlcache.Cache[string] }
 
 const caseTTL = 30 * time.Second
 
@@ -18,7 +19,7 @@ const caseTTL = 30 * time.Second
 // setting, else def. A failed read answers def (and is tried again next
 // time): the case of an answer is no reason to fail it.
 func (c *orgCases) lower(ctx context.Context, st *store.Store, org string, def bool, now time.Time) bool {
-	enumCase, err := c.c.get(org, now, caseTTL, func() (string, error) {
+	enumCase, err := c.c.GetFor(org, now, caseTTL, func() (string, error) {
 		o, err := st.GetOrg(ctx, org)
 		return o.EnumCase, err
 	})

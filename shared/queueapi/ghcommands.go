@@ -10,20 +10,20 @@ import (
 	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/tenancy"
 )
 
 // Commands from GitHub: a comment on a pull request (commandsEnabled) and
 // the enqueueing label (labelCommandsEnabled). They are recorded as the
 // API's commands are (driver.Record), so they are checked, ordered and
-// folded the same way. Only someone with write access to the repository
-// commands the queue; the comment is acknowledged with a 👍 reaction, and
-// every refusal or problem is answered with a comment naming it. Only new
-// comments count (an edit or a deletion does nothing), and a delivery is
-// handled once (its id is claimed before).
-
-// permTTL is how long a user's permission is trusted: a revoked
-// collaborator loses the queue within it.
-const permTTL = time.Minute
+// folded the same way, on the queues of the repository's owner alone.
+// Only someone with write access to the repository commands the queue
+// (their permission is trusted for tenancy.PermissionTTL); the comment is
+// acknowledged with a 👍 reaction, and every refusal or problem is
+// answered with a comment naming it. Only new comments count (an edit or
+// a deletion does nothing); a delivery is handled once (its id is claimed
+// before), and a comment's command once, whatever delivery carries it
+// (store.ClaimGitHubCommand: the comment id and its updated_at).
 
 // ghCommand is one comment command, parsed.
 type ghCommand struct {
@@ -105,6 +105,24 @@ func (h *Handlers) commentCommand(ctx context.Context, ev github.Event) error {
 	if !ok {
 		return nil
 	}
+	mark := commentMark(ev)
+	fresh, err := h.Store.ClaimGitHubCommand(ctx, mark, h.Now())
+	if err != nil || !fresh {
+		return err // answered before, under another delivery id
+	}
+	if err := h.runComment(ctx, ev, c); err != nil {
+		_ = h.Store.ReleaseGitHubCommand(ctx, mark)
+		return err
+	}
+	return nil
+}
+
+// commentMark names one comment's command, as it stood at its last edit.
+func commentMark(ev github.Event) string {
+	return fmt.Sprintf("%s#comment#%d#%s", strings.ToLower(ev.Repo.String()), ev.CommentID, ev.UpdatedAt.UTC().Format(time.RFC3339Nano))
+}
+
+func (h *Handlers) runComment(ctx context.Context, ev github.Event, c ghCommand) error {
 	if !ev.IsPR {
 		return h.reply(ctx, ev, fmt.Sprintf("@%s, the merge queue takes commands on pull requests only; #%d is an issue.", ev.Sender, ev.PR))
 	}
@@ -129,7 +147,7 @@ func (h *Handlers) labelCommand(ctx context.Context, ev github.Event) error {
 	isLabel := func(q mergequeue.Queue) bool {
 		return q.LabelCommandsEnabled && strings.EqualFold(q.WithRetryDefaults().EnqueueingLabel, ev.Label)
 	}
-	all, err := h.Store.QueuesOfRepo(ctx, ev.Repo.Owner, ev.Repo.Name)
+	all, err := h.ownerQueues(ctx, ev.Repo)
 	if err != nil {
 		return err
 	}
@@ -162,13 +180,11 @@ func (h *Handlers) labelCommand(ctx context.Context, ev github.Event) error {
 // queue that has the command off is silent).
 func (h *Handlers) commandQueues(ctx context.Context, ev github.Event, enabled func(mergequeue.Queue) bool) ([]store.QueueRecord, bool, error) {
 	repo := github.Repo{Owner: ev.Repo.Owner, Name: ev.Repo.Name}
-	perm, err := h.perms.get(repo.String()+"\x00"+strings.ToLower(ev.Sender), h.Now(), permTTL, func() (string, error) {
-		return h.Driver.GitHub.Permission(ctx, repo, ev.Sender)
-	})
+	perm, err := h.Driver.Tenancy.Permission(ctx, repo, ev.Sender)
 	if err != nil {
 		return nil, false, err
 	}
-	if perm != "admin" && perm != "write" {
+	if !tenancy.CanWrite(perm) {
 		return nil, false, h.reply(ctx, ev, fmt.Sprintf("@%s, only people with write access to %s can command the merge queue.", ev.Sender, repo))
 	}
 	base := ev.BaseRef
@@ -179,7 +195,7 @@ func (h *Handlers) commandQueues(ctx context.Context, ev github.Event, enabled f
 		}
 		base = pr.BaseRef
 	}
-	all, err := h.Store.QueuesOfRepo(ctx, repo.Owner, repo.Name)
+	all, err := h.ownerQueues(ctx, ev.Repo)
 	if err != nil {
 		return nil, false, err
 	}

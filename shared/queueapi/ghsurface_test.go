@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mainguard/mainguard/shared/github/githubsim"
+	"github.com/mainguard/mainguard/shared/queueapi"
 )
 
 // The queue's GitHub surface, end to end: the simulated GitHub delivers
@@ -333,8 +335,14 @@ func TestCommandsThatCannotAct(t *testing.T) {
 		}
 	}
 	// A badly signed comment webhook is refused and does nothing; a good
-	// one redelivered is handled once.
-	body := []byte(`{"action":"created","issue":{"number":` + itoa(n) + `,"pull_request":{"url":"x"}},"comment":{"id":999,"body":"/mainguard status"},"repository":{"name":"web","full_name":"acme/web","owner":{"login":"acme"}},"sender":{"login":"maint"}}`)
+	// one is handled once, redelivered under its own id or replayed under
+	// three others (the review's probe); one without a delivery id, and
+	// one of a comment older than ReplayWindow, are refused.
+	commentBody := func(id int, at time.Time) []byte {
+		return []byte(`{"action":"created","issue":{"number":` + itoa(n) + `,"pull_request":{"url":"x"}},"comment":{"id":` + itoa(id) +
+			`,"body":"/mainguard status","updated_at":"` + at.UTC().Format(time.RFC3339) + `"},"repository":{"name":"web","full_name":"acme/web","owner":{"login":"acme"}},"sender":{"login":"maint"}}`)
+	}
+	body := commentBody(999, e.Clock.Now())
 	before := len(e.replies(n))
 	if code, _ := e.webhook("issue_comment", "d-sig", body, sign(body, "wrong")); code != http.StatusUnauthorized {
 		t.Errorf("bad signature: %d, want 401", code)
@@ -342,13 +350,24 @@ func TestCommandsThatCannotAct(t *testing.T) {
 	if got := len(e.replies(n)); got != before {
 		t.Errorf("a badly signed command was answered")
 	}
-	for range 2 {
-		if code, resp := e.webhook("issue_comment", "d-status", body, sign(body, webhookSecret)); code != http.StatusOK {
-			t.Fatalf("status command: %d %s", code, resp)
+	for _, id := range []string{"d-status", "d-status", "d-replay-1", "d-replay-2", "d-replay-3"} {
+		if code, resp := e.webhook("issue_comment", id, body, sign(body, webhookSecret)); code != http.StatusOK {
+			t.Fatalf("status command delivered as %s: %d %s", id, code, resp)
 		}
 	}
 	if r := e.replies(n); len(r) != before+1 || !strings.Contains(r[len(r)-1], "was never submitted") {
-		t.Errorf("a redelivered status command: replies %q", r[before:])
+		t.Errorf("one status command delivered under four delivery ids: replies %q, want one", r[before:])
+	}
+	fresh := commentBody(1000, e.Clock.Now())
+	if code, resp := e.webhook("issue_comment", "", fresh, sign(fresh, webhookSecret)); code != http.StatusBadRequest || resp != "X-GitHub-Delivery is required" {
+		t.Errorf("no delivery id: %d %s", code, resp)
+	}
+	old := commentBody(1001, e.Clock.Now().Add(-queueapi.ReplayWindow-time.Minute))
+	if code, resp := e.webhook("issue_comment", "d-old", old, sign(old, webhookSecret)); code != http.StatusBadRequest || !strings.Contains(resp, "1h1m0s old") {
+		t.Errorf("a delivery of an old comment: %d %s", code, resp)
+	}
+	if got := len(e.replies(n)); got != before+1 {
+		t.Errorf("refused deliveries were answered: %d replies", got-before)
 	}
 }
 

@@ -2,6 +2,7 @@ package queueapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,7 +39,6 @@ type Handlers struct {
 	Secrets config.SecretReader
 
 	cases orgCases
-	perms ttlCache[string] // repository and login → permission (ghcommands.go)
 }
 
 // enums is how answers to the caller's organization spell enum values:
@@ -73,7 +73,8 @@ type common struct {
 }
 
 // key checks the common fields and names the queue of the caller's
-// organization.
+// organization, on a repository it owns: any other is not found
+// (tenancy.Check), whatever the endpoint.
 func (h *Handlers) key(ctx context.Context, c common) (store.QueueKey, error) {
 	repo, err := api.RequireRepo(c.Repo, "repo")
 	if err != nil {
@@ -85,6 +86,9 @@ func (h *Handlers) key(ctx context.Context, c common) (store.QueueKey, error) {
 	}
 	if c.TargetBranch == nil || strings.TrimSpace(*c.TargetBranch) == "" {
 		return store.QueueKey{}, errs.E(errs.Invalid, "targetBranch is required")
+	}
+	if err := h.Driver.Tenancy.Check(ctx, api.Org(ctx), repo); err != nil {
+		return store.QueueKey{}, err
 	}
 	return store.QueueKey{Org: api.Org(ctx), Repo: repo, Branch: *c.TargetBranch}, nil
 }
@@ -481,6 +485,11 @@ func (h *Handlers) GetTestingDetails() http.Handler {
 		run, err := h.Store.QueueRun(ctx, api.Org(ctx), strings.TrimSpace(*req.TestRunID))
 		if err != nil {
 			return nil, err
+		}
+		if ok, err := h.Driver.Tenancy.Owns(ctx, api.Org(ctx), run.Key.Repo); err != nil || !ok {
+			// A run of a queue on a repository the organization does not
+			// own (made before ownership) is as unknown as any other.
+			return nil, cmp.Or[error](err, errs.E(errs.NotFound, "no test run %s", strings.TrimSpace(*req.TestRunID)))
 		}
 		v := h.enums(r.Context()).details(run)
 		rec, err := h.Store.GetQueue(ctx, run.Key)

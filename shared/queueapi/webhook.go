@@ -6,12 +6,14 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 )
 
@@ -20,11 +22,15 @@ import (
 const statusContextPrefix = "Trunk Merge Queue ("
 
 // GitHubWebhook serves POST /github/webhook: the signature is checked
-// first (401, nothing read further), the delivery id is claimed once
-// (GitHub redelivers; a duplicate is acknowledged and ignored), commands
-// given by comment or label are recorded (ghcommands.go), and the queues
-// the event concerns are advanced. Advancing errors are logged, not
-// answered: GitHub would only redeliver, and the scheduler polls anyway.
+// first (401, nothing read further), then the delivery: its id is
+// required and claimed once (GitHub redelivers; a duplicate is
+// acknowledged and ignored), and one that may give a command (a comment, a
+// label) must be recent (ReplayWindow). Commands given by comment or label
+// are recorded (ghcommands.go), each comment's once whatever delivery
+// carries it, and the queues the event concerns are advanced: the queues
+// of the organization that owns the repository, no other's. Advancing
+// errors are logged, not answered: GitHub would only redeliver, and the
+// scheduler polls anyway.
 func (h *Handlers) GitHubWebhook() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -43,32 +49,28 @@ func (h *Handlers) GitHubWebhook() http.Handler {
 			return
 		}
 		id := r.Header.Get("X-GitHub-Delivery")
-		if err := api.LimitOf("X-GitHub-Delivery").Check("X-GitHub-Delivery", id); err != nil {
+		if err := checkDelivery(id, ev, h.Now()); err != nil {
 			api.WriteError(w, r, err)
 			return
 		}
-		if id != "" {
-			fresh, err := h.Store.ClaimGitHubDelivery(ctx, id, h.Now())
-			if err != nil {
-				api.WriteError(w, r, err)
-				return
-			}
-			if !fresh {
-				api.WriteJSON(w, r, http.StatusOK, empty{})
-				return
-			}
+		fresh, err := h.Store.ClaimGitHubDelivery(ctx, id, h.Now())
+		if err != nil {
+			api.WriteError(w, r, err)
+			return
+		}
+		if !fresh {
+			api.WriteJSON(w, r, http.StatusOK, empty{})
+			return
 		}
 		if err := h.gitHubCommand(ctx, ev); err != nil {
 			// GitHub did not answer before the command was recorded: let
 			// the delivery be handled again when redelivered.
-			if id != "" {
-				_ = h.Store.ReleaseGitHubDelivery(ctx, id)
-			}
+			_ = h.Store.ReleaseGitHubDelivery(ctx, id)
 			api.WriteError(w, r, errs.Wrap(errs.Unavailable, err, "GitHub did not answer; redeliver the webhook"))
 			return
 		}
 		if !ev.Ignored {
-			qs, err := h.Store.QueuesOfRepo(ctx, ev.Repo.Owner, ev.Repo.Name)
+			qs, err := h.ownerQueues(ctx, ev.Repo)
 			if err != nil {
 				api.WriteError(w, r, err)
 				return
@@ -107,6 +109,62 @@ func (h *Handlers) verify(ctx context.Context, body []byte, signature string) er
 		return nil
 	}
 	return refused
+}
+
+// ReplayWindow is how old the news of a delivery that may give a command
+// (a comment, a label) may be: GitHub delivers within seconds, and
+// redelivers on request; a delivery of an older comment is refused, so a
+// recorded delivery cannot be replayed later under a new id to run its
+// command again once its marker is gone. Other events only make the queue
+// look at GitHub again, which a replay cannot mislead.
+const ReplayWindow = time.Hour
+
+// checkDelivery checks what a delivery must carry: its id (which GitHub
+// always sends), and for a command, news no older than ReplayWindow.
+func checkDelivery(id string, ev github.Event, now time.Time) error {
+	if id == "" {
+		return errs.E(errs.Invalid, "X-GitHub-Delivery is required")
+	}
+	if err := api.LimitOf("X-GitHub-Delivery").Check("X-GitHub-Delivery", id); err != nil {
+		return err
+	}
+	if !mayCommand(ev) {
+		return nil
+	}
+	if ev.UpdatedAt.IsZero() {
+		return errs.E(errs.Invalid, "a %s delivery must say when it happened (updated_at)", ev.Kind)
+	}
+	if age := now.Sub(ev.UpdatedAt); age > ReplayWindow {
+		return errs.E(errs.Invalid, "this %s delivery is %s old: commands are taken within %s of their comment or label, so a replayed delivery runs nothing", ev.Kind, age.Round(time.Second), ReplayWindow)
+	}
+	return nil
+}
+
+// mayCommand reports whether ev may give the queue a command.
+func mayCommand(ev github.Event) bool {
+	return ev.Kind == github.EventIssueComment ||
+		ev.Kind == github.EventPullRequest && (ev.Action == "labeled" || ev.Action == "unlabeled")
+}
+
+// ownerQueues are the queues of repo's owner on it: none when no
+// organization owns it. Queues other organizations made on it (before
+// ownership, or before it moved) hear nothing from it.
+func (h *Handlers) ownerQueues(ctx context.Context, repo github.Repo) ([]store.QueueRecord, error) {
+	owner, err := h.Driver.Tenancy.Owner(ctx, repository.Ref{Owner: repo.Owner, Name: repo.Name})
+	if err != nil || owner == "" {
+		return nil, err
+	}
+	all, err := h.Store.QueuesOfRepo(ctx, repo.Owner, repo.Name)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.QueueRecord
+	for _, q := range all {
+		if strings.EqualFold(q.Key.Org, owner) {
+			out = append(out, q)
+		}
+	}
+	return out, nil
 }
 
 // concerns reports whether event ev may move queue q: a pull request

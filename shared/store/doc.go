@@ -59,6 +59,12 @@
 //	| health check                    | GetItem               | PK=HEALTH, SK=HEALTH                                  |
 //	| take a block of an org's rate   | UpdateItem            | PK=ORG#{slug}, SK=RATE: full_at, conditional on the   |
 //	| limit tokens (rate.go)          |                       | tokens being in the bucket, ttl when full again       |
+//	| count a failed authentication   | UpdateItem            | PK=AUTHFAIL#{client address}, SK=RATE (as above)      |
+//	| owner of a GitHub repository    | GetItem / TransactW.  | PK=GHREPO#{owner/name}, SK=OWNER (tenancy.go)         |
+//	| organization of an installation | GetItem / TransactW.  | PK=GHINSTALL#{id}, SK=INSTALL                         |
+//	| installations of an org         | Query GSI1            | GSI1PK=ORG#{slug}#INSTALLS                            |
+//	| web session signed out          | GetItem / PutItem     | PK=SESSION#{id}, SK=REVOKED, ttl its expiry           |
+//	| GitHub comment command handled  | PutItem, conditional  | PK=GHCOMMAND#{repo}#comment#{id}#{at}, ttl 3 days     |
 //
 // What each call costs, by AWS's billing rules, package billing computes
 // (BenchmarkCost in package healthsvc measures it per test per upload).

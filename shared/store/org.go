@@ -35,6 +35,10 @@ type Token struct {
 	Hash      string     `dynamodbav:"hash"`
 	CreatedAt time.Time  `dynamodbav:"created_at"`
 	RevokedAt *time.Time `dynamodbav:"revoked_at,omitempty"`
+	// Scopes are what the token may do (upload, read, queue, admin; package
+	// api says which endpoint needs which). None: a token made before
+	// scopes existed, which keeps every right it had.
+	Scopes []string `dynamodbav:"scopes,omitempty"`
 }
 
 // Revoked reports whether the token was revoked.
@@ -170,20 +174,35 @@ func HashToken(token string) string {
 // prefix of its hash, which tells nothing about the token itself.
 func tokenID(hash string) string { return "tok_" + hash[:12] }
 
-// CreateToken issues a new token for org and returns it; it is shown once and
-// only its hash is kept. NotFound when the organization does not exist.
+// AdminScope is the scope of every right (package api names them all).
+const AdminScope = "admin"
+
+// CreateToken issues a new token for org with every right (the admin
+// scope) and returns it; it is shown once and only its hash is kept.
+// NotFound when the organization does not exist.
 func (s *Store) CreateToken(ctx context.Context, org string) (secret string, tok Token, err error) {
+	return s.CreateScopedToken(ctx, org, []string{AdminScope})
+}
+
+// CreateScopedToken is CreateToken for a token that may do what scopes
+// say (the caller checks their names).
+func (s *Store) CreateScopedToken(ctx context.Context, org string, scopes []string) (secret string, tok Token, err error) {
 	secret = NewTokenSecret()
-	tok, err = s.AddToken(ctx, org, secret)
+	tok, err = s.addToken(ctx, org, secret, scopes)
 	return secret, tok, err
 }
 
 // AddToken stores the hash of a token chosen by the caller (the local
-// server's MAINGUARD_BOOTSTRAP_TOKEN). Adding a token that exists for the
-// same organization succeeds and returns it; for another one, Conflict.
+// server's MAINGUARD_BOOTSTRAP_TOKEN), with every right. Adding a token
+// that exists for the same organization succeeds and returns it; for
+// another one, Conflict.
 func (s *Store) AddToken(ctx context.Context, org, secret string) (Token, error) {
+	return s.addToken(ctx, org, secret, []string{AdminScope})
+}
+
+func (s *Store) addToken(ctx context.Context, org, secret string, scopes []string) (Token, error) {
 	hash := HashToken(secret)
-	tok := Token{ID: tokenID(hash), Org: org, Hash: hash, CreatedAt: s.now().UTC()}
+	tok := Token{ID: tokenID(hash), Org: org, Hash: hash, CreatedAt: s.now().UTC(), Scopes: scopes}
 	item, err := marshal(tok, tokenKey(hash))
 	if err != nil {
 		return Token{}, err
@@ -210,29 +229,29 @@ func (s *Store) AddToken(ctx context.Context, org, secret string) (Token, error)
 	return tok, err
 }
 
-// Authenticate returns the organization of a valid token. Unknown and
-// revoked tokens are Unauthorized, with the same message.
-func (s *Store) Authenticate(ctx context.Context, secret string) (string, error) {
+// Authenticate returns the record of a valid token. Unknown and revoked
+// tokens are Unauthorized, with the same message.
+func (s *Store) Authenticate(ctx context.Context, secret string) (Token, error) {
 	return s.AuthenticateHash(ctx, HashToken(secret))
 }
 
 // AuthenticateHash is Authenticate by the token's hash (HashToken): what
 // a signed-in web session keeps, so that a revoked token ends its sessions
 // too.
-func (s *Store) AuthenticateHash(ctx context.Context, hash string) (string, error) {
+func (s *Store) AuthenticateHash(ctx context.Context, hash string) (Token, error) {
 	tok, err := s.lookupToken(ctx, hash)
 	if errs.Is(err, errs.NotFound) {
-		return "", errs.E(errs.Unauthorized, "the API token is not valid")
+		return Token{}, errs.E(errs.Unauthorized, "the API token is not valid")
 	}
 	if err != nil {
-		return "", err
+		return Token{}, err
 	}
 	// The lookup was by hash already; comparing in constant time as well
 	// keeps the check honest should the key ever become a prefix.
 	if subtle.ConstantTimeCompare([]byte(tok.Hash), []byte(hash)) != 1 || tok.Revoked() {
-		return "", errs.E(errs.Unauthorized, "the API token is not valid")
+		return Token{}, errs.E(errs.Unauthorized, "the API token is not valid")
 	}
-	return tok.Org, nil
+	return tok, nil
 }
 
 func (s *Store) lookupToken(ctx context.Context, hash string) (Token, error) {

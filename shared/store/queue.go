@@ -39,6 +39,7 @@ import (
 //	run        PK=ORG#{org}#MQRUN#{run id}              SK=RUN
 //	targets    PK={entry PK}#TARGETS#{pr}#{sha}         SK=HEAD, CHUNK#{n}
 //	delivery   PK=GHDELIVERY#{id}                       SK=DELIVERY, ttl 3 days
+//	command    PK=GHCOMMAND#{repo}#{what}#{id}#{at}     SK=COMMAND, ttl 3 days (a comment command handled)
 //	cursor     PK=MQ#SCHEDULER                          SK=CURSOR
 //	pr comment PK=ORG#{org}#Q#{repo}#{branch}           SK=PRCOMMENT#{number, 10 digits} (prcomment.go)
 //	transition PK={entry PK}#TRANS                      SK={sortable time}#{seq, 20 digits}, ttl 2 hours
@@ -720,19 +721,42 @@ func (s *Store) QueuesOfRepo(ctx context.Context, owner, name string) ([]QueueRe
 // ClaimGitHubDelivery records a GitHub webhook delivery id; false when it
 // was seen before (GitHub redelivers, and so do people).
 func (s *Store) ClaimGitHubDelivery(ctx context.Context, id string, now time.Time) (bool, error) {
-	item := key("GHDELIVERY#"+id, "DELIVERY")
-	item[AttrTTL] = n64(now.Add(deliveryTTL).Unix())
-	err := s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
-	if errs.Is(err, errs.Conflict) {
-		return false, nil
-	}
-	return err == nil, err
+	return s.claimOnce(ctx, key("GHDELIVERY#"+id, "DELIVERY"), now)
 }
 
 // ReleaseGitHubDelivery forgets a claimed delivery id whose handling
 // failed before it changed anything, so that its redelivery is handled.
 func (s *Store) ReleaseGitHubDelivery(ctx context.Context, id string) error {
 	return s.transact(ctx, types.TransactWriteItem{Delete: &types.Delete{Key: key("GHDELIVERY#"+id, "DELIVERY")}})
+}
+
+// ClaimGitHubCommand records that the command a GitHub event gives (a
+// comment, one edit of it, a label added) was handled, whatever delivery
+// carried it: key names the command (the repository, the comment id and
+// its updated_at). False when it was handled before: a delivery replayed
+// under another delivery id runs nothing. One conditional PutItem (1 write
+// unit), kept as long as delivery ids are.
+func (s *Store) ClaimGitHubCommand(ctx context.Context, key string, now time.Time) (bool, error) {
+	return s.claimOnce(ctx, ghCommandKey(key), now)
+}
+
+// ReleaseGitHubCommand forgets a claimed command whose handling failed
+// before it was recorded, so that GitHub's redelivery runs it.
+func (s *Store) ReleaseGitHubCommand(ctx context.Context, key string) error {
+	return s.transact(ctx, types.TransactWriteItem{Delete: &types.Delete{Key: ghCommandKey(key)}})
+}
+
+func ghCommandKey(k string) map[string]types.AttributeValue { return key("GHCOMMAND#"+k, "COMMAND") }
+
+// claimOnce puts the marker item k unless it exists: true when this call
+// put it. It lives deliveryTTL.
+func (s *Store) claimOnce(ctx context.Context, k map[string]types.AttributeValue, now time.Time) (bool, error) {
+	k[AttrTTL] = n64(now.Add(deliveryTTL).Unix())
+	err := s.putItem(ctx, &dynamodb.PutItemInput{Item: k, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+	if errs.Is(err, errs.Conflict) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // ImpactedTargets are the targets a PR head impacts (setImpactedTargets).

@@ -60,6 +60,17 @@ type Lease struct {
 // is n tokens' time. When fullAt says fewer than n tokens are free, it
 // answers so without a write.
 func (s *Store) TakeTokens(ctx context.Context, org string, b Bucket, n int, fullAt time.Time) (Lease, error) {
+	return s.take(ctx, key(orgPK(org), skRate), b, n, fullAt)
+}
+
+// TakeFailureTokens is TakeTokens on the bucket of failed authentications
+// from one client address (PK=AUTHFAIL#{address}, SK=RATE): every copy of
+// every function counts a client's failures in one place.
+func (s *Store) TakeFailureTokens(ctx context.Context, address string, b Bucket, n int, fullAt time.Time) (Lease, error) {
+	return s.take(ctx, key("AUTHFAIL#"+address, skRate), b, n, fullAt)
+}
+
+func (s *Store) take(ctx context.Context, k map[string]types.AttributeValue, b Bucket, n int, fullAt time.Time) (Lease, error) {
 	now := s.now()
 	perToken := max(time.Duration(float64(time.Second)/b.Rate), 1)
 	for try := 0; ; try++ {
@@ -72,7 +83,7 @@ func (s *Store) TakeTokens(ctx context.Context, org string, b Bucket, n int, ful
 		if try == 2 {
 			return Lease{Wait: time.Duration(n) * perToken, FullAt: fullAt}, nil
 		}
-		out, err := s.updateItem(ctx, takeTokens(org, b, perToken, now, n, full))
+		out, err := s.updateItem(ctx, takeTokens(k, b, perToken, now, n, full))
 		var refused *types.ConditionalCheckFailedException
 		if errors.As(err, &refused) {
 			fullAt = nanosAttr(refused.Item["full_at"]) // zero when there is no item
@@ -85,11 +96,11 @@ func (s *Store) TakeTokens(ctx context.Context, org string, b Bucket, n int, ful
 	}
 }
 
-// takeTokens is the write that takes n tokens at now from a full bucket
-// (full) or a partly spent one.
-func takeTokens(org string, b Bucket, perToken time.Duration, now time.Time, n int, full bool) *dynamodb.UpdateItemInput {
+// takeTokens is the write that takes n tokens at now from the bucket item
+// k, full (full) or partly spent.
+func takeTokens(k map[string]types.AttributeValue, b Bucket, perToken time.Duration, now time.Time, n int, full bool) *dynamodb.UpdateItemInput {
 	in := &dynamodb.UpdateItemInput{
-		Key:                      key(orgPK(org), skRate),
+		Key:                      k,
 		ConditionExpression:      aws.String("full_at > :now AND full_at <= :last"),
 		UpdateExpression:         aws.String("SET full_at = full_at + :n, #ttl = :ttl"),
 		ExpressionAttributeNames: map[string]string{"#ttl": AttrTTL},

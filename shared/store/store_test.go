@@ -80,9 +80,9 @@ func TestTokenLifecycle(t *testing.T) {
 	if strings.Contains(tok.Hash, secret) || tok.Hash != store.HashToken(secret) {
 		t.Errorf("stored hash %q is not the SHA-256 of the token", tok.Hash)
 	}
-	org, err := s.Authenticate(ctx, secret)
-	if err != nil || org != "acme" {
-		t.Fatalf("authenticate: %q, %v", org, err)
+	got, err := s.Authenticate(ctx, secret)
+	if err != nil || got.Org != "acme" || len(got.Scopes) != 1 || got.Scopes[0] != store.AdminScope {
+		t.Fatalf("authenticate: %+v, %v", got, err)
 	}
 	if _, err := s.Authenticate(ctx, secret+"x"); !errs.Is(err, errs.Unauthorized) {
 		t.Errorf("unknown token: %v", err)

@@ -1,7 +1,8 @@
 // Package web owns the web app: the server-rendered pages every html_url
 // and http_details_url of the API points at, sign-in with an organization's
-// API token, and the few actions a page offers, which call the same code as
-// the API. One handler serves it deployed (the function web, the HTTP
+// API token or with GitHub (githubsignin.go), and the few actions a page
+// offers, which call the same code as the API and need what the API needs
+// (access.go). One handler serves it deployed (the function web, the HTTP
 // API's $default route) and on the local server (every path outside /v1's
 // endpoints), behind the shared middleware.
 //
@@ -13,7 +14,8 @@
 //
 //	| route                                           | page              | DynamoDB calls                                                         |
 //	|-------------------------------------------------|-------------------|------------------------------------------------------------------------|
-//	| GET  /signin, POST /signin, POST /signout       | sign-in           | POST: 1 GetItem (the token)                                            |
+//	| GET  /signin, POST /signin, POST /signout       | sign-in           | POST: 1 GetItem (the token); sign-out: 1 PutItem (the revocation)      |
+//	| GET  /signin/github[/callback], /github/setup   | GitHub sign-in    | callback: 1 GetItem per installation read (setup: 1 transaction)       |
 //	| GET  /{org}                                     | organization home | 1 Query + 4 Queries per repository (≤ 50)                              |
 //	| GET  /{org}/merge-queue/{owner}/{name}/{branch} | queue             | 1 Query (2 on a GitHub Enterprise host)                                |
 //	| GET  …/{branch}/pr/{n}                          | pull request      | 1 Query + ≤ 1 GetItem + 1 Query (timeline) + ≤ 10 GetItems (runs)      |
@@ -21,12 +23,17 @@
 //	| GET  /{org}/flaky-tests/test/{id}?repo=…        | test              | 1 BatchGetItem + 1 GetItem (latest run) + 8 Queries (4 days of fails)  |
 //	| GET  /{org}/uploads/{id}                        | upload (ours)     | 2 GetItems + ≤ 2 BatchGetItems (its ≤ 50 failed tests, labelled)       |
 //
-// The deployment's session secret adds one GetItem per function copy, once,
-// and checking that a session's token still holds one GetItem per token
-// per AUTH_CACHE_SECONDS (30) per copy.
+// The deployment's session secret adds one GetItem per function copy, once;
+// checking that a session was not signed out one GetItem per session, and
+// that its token still holds one per token, per AUTH_CACHE_SECONDS (30)
+// per copy; a repository's owner (queue pages, tenancy) one GetItem per
+// repository per 30 seconds per copy. A person signed in with GitHub costs
+// GitHub calls, not reads: their permission on each repository a page
+// shows, kept a minute per copy.
 //
-// A session is a cookie holding the organization, an expiry and a random
-// nonce, signed with HMAC-SHA256 under that secret (session.go); each
-// form carries a CSRF token derived from the nonce, so a form is good only
-// for the session that rendered it.
+// A session is a cookie holding its organizations, who signed in (a token's
+// hash, or a GitHub login), an expiry and a random nonce, signed with
+// HMAC-SHA256 under that secret (session.go); each form carries a CSRF
+// token derived from the nonce, so a form is good only for the session that
+// rendered it.
 package web

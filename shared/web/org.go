@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
@@ -38,13 +39,28 @@ type repoRow struct {
 //
 // DynamoDB, per page: 1 Query (the repositories; a page per 1 MB), then
 // per repository of the page (at most maxRepos) 1 Query of its queues
-// (GSI2, snapshots included) and up to 3 counting Queries (flaky, broken,
+// (GSI2, snapshots included), the owner's GetItem where it has queues
+// (tenancy, cached) and up to 3 counting Queries (flaky, broken,
 // quarantined; each a page per 1 MB of index keys).
 func (w *Web) orgHome(rw http.ResponseWriter, r *http.Request, s session) error {
 	ctx := r.Context()
 	repos, err := w.Store.ListRepos(ctx, s.Org)
 	if err != nil {
 		return err
+	}
+	if s.Login != "" {
+		// A person signed in with GitHub sees the repositories they can
+		// read there (a GitHub call per repository, kept a minute).
+		var visible []store.Repo
+		for _, repo := range repos {
+			switch err := w.seeRepo(ctx, s, repo.Ref); {
+			case err == nil:
+				visible = append(visible, repo)
+			case !errs.Is(err, errs.NotFound):
+				return err
+			}
+		}
+		repos = visible
 	}
 	slices.SortFunc(repos, func(a, b store.Repo) int { return strings.Compare(a.Ref.String(), b.Ref.String()) })
 	page := orgPage{}
@@ -65,6 +81,13 @@ func (w *Web) orgHome(rw http.ResponseWriter, r *http.Request, s session) error 
 		queues, err := w.Store.OrgQueuesOfRepo(ctx, s.Org, repo.Ref)
 		if err != nil {
 			return err
+		}
+		if len(queues) > 0 {
+			if owns, err := w.Queues.Tenancy.Owns(ctx, s.Org, repo.Ref); err != nil {
+				return err
+			} else if !owns {
+				queues = nil // made before ownership, on a repository not the organization's
+			}
 		}
 		for _, q := range queues {
 			page.Queues = append(page.Queues, queueRow{

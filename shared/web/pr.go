@@ -68,7 +68,7 @@ type checkView struct{ Name, Kind, State, Href string }
 // addresses.
 func (w *Web) prPage(rw http.ResponseWriter, r *http.Request, s session, p queuePath) error {
 	ctx := r.Context()
-	rec, err := w.queueView(ctx, s.Org, p)
+	rec, err := w.queueView(ctx, s, p)
 	if err != nil {
 		return err
 	}

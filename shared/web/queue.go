@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
@@ -49,11 +50,21 @@ func parseQueuePath(r *http.Request) (queuePath, error) {
 }
 
 // queueView reads the queue the path names as the API shows it (pending
-// commands applied): one Query per host tried (github.com first).
-func (w *Web) queueView(ctx context.Context, org string, p queuePath) (store.QueueRecord, error) {
+// commands applied): one Query per host tried (github.com first). A
+// repository the organization does not own has no queue here, as for the
+// API (tenancy.Check), and one the person cannot read on GitHub none
+// either (seeRepo).
+func (w *Web) queueView(ctx context.Context, s session, p queuePath) (store.QueueRecord, error) {
+	ref := repository.Ref{Host: w.Hosts[0], Owner: p.Repo.Owner, Name: p.Repo.Name}
+	if err := w.Queues.Tenancy.Check(ctx, s.Org, ref); err != nil {
+		return store.QueueRecord{}, err
+	}
+	if err := w.seeRepo(ctx, s, ref); err != nil {
+		return store.QueueRecord{}, err
+	}
 	var err error
 	for _, host := range w.Hosts {
-		k := store.QueueKey{Org: org, Repo: repository.Ref{Host: host, Owner: p.Repo.Owner, Name: p.Repo.Name}, Branch: p.Branch}
+		k := store.QueueKey{Org: s.Org, Repo: repository.Ref{Host: host, Owner: p.Repo.Owner, Name: p.Repo.Name}, Branch: p.Branch}
 		var rec store.QueueRecord
 		if rec, err = w.Queues.View(ctx, k); !errs.Is(err, errs.NotFound) {
 			return rec, err
@@ -115,7 +126,7 @@ type entryRow struct {
 // runs, transitions and finished PRs of the last 24 hours all come from
 // the queue's snapshot.
 func (w *Web) queuePage(rw http.ResponseWriter, r *http.Request, s session, p queuePath) error {
-	rec, err := w.queueView(r.Context(), s.Org, p)
+	rec, err := w.queueView(r.Context(), s, p)
 	if err != nil {
 		return err
 	}
@@ -253,12 +264,19 @@ func (w *Web) queueAction(rw http.ResponseWriter, r *http.Request, s session) er
 	if err != nil {
 		return err
 	}
-	rec, err := w.queueView(r.Context(), s.Org, p)
+	rec, err := w.queueView(r.Context(), s, p)
 	if err != nil {
 		return err
 	}
 	k, back := rec.Key, queueHref(s.Org, rec.Key.Repo, rec.Key.Branch)
 	action := r.PostFormValue("action")
+	// Each action needs what the endpoint it stands for needs.
+	endpoint := map[string]string{"pause": "update-queue", "resume": "update-queue", "cancel": "cancel-pull-request", "restart": "restart-tests-on-pull-request", "resubmit": "submit-pull-request"}[action]
+	if endpoint != "" {
+		if err := w.allow(r.Context(), s, k.Repo, lambdafn.ScopeOf(endpoint), actionNames[action]); err != nil {
+			return err
+		}
+	}
 	prCommands := map[string]string{"cancel": store.CommandCancel, "restart": store.CommandRestart, "resubmit": store.CommandSubmit}
 	switch kind, isPR := prCommands[action]; {
 	case p.PR == 0 && (action == "pause" || action == "resume"):
@@ -279,6 +297,13 @@ func (w *Web) queueAction(rw http.ResponseWriter, r *http.Request, s session) er
 	}
 	http.Redirect(rw, r, back, http.StatusSeeOther)
 	return nil
+}
+
+// actionNames name the queue pages' actions in refusals.
+var actionNames = map[string]string{
+	"pause": "Pausing the queue", "resume": "Resuming the queue",
+	"cancel": "Cancelling a pull request", "restart": "Restarting a pull request's tests",
+	"resubmit": "Resubmitting a pull request",
 }
 
 // duration spells d for a person: "45s", "12m", "3h 05m".

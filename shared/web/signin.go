@@ -16,6 +16,7 @@ type signInPage struct {
 	Next    string
 	Message string // why the last attempt failed, plainly
 	CSRF    string // the form's token, from the sign-in cookie's nonce
+	GitHub  bool   // "Sign in with GitHub" is offered
 }
 
 // signInCookie holds the nonce the sign-in form's CSRF token derives from,
@@ -41,8 +42,16 @@ func (w *Web) signInForm(rw http.ResponseWriter, r *http.Request) {
 		w.fail(rw, r, err)
 		return
 	}
-	page := signInPage{Next: safeNext(r.URL.Query().Get("next")), CSRF: token}
+	page := signInPage{Next: safeNext(r.URL.Query().Get("next")), CSRF: token, GitHub: w.GitHub != nil}
 	if err := w.render(rw, r, http.StatusOK, "signin.html", nil, view{Title: "Sign in", Page: page}); err != nil {
+		w.fail(rw, r, err)
+	}
+}
+
+// signInAgain renders the sign-in form with message and status.
+func (w *Web) signInAgain(rw http.ResponseWriter, r *http.Request, status int, next, csrf, message string) {
+	page := signInPage{Next: next, Message: message, CSRF: csrf, GitHub: w.GitHub != nil}
+	if err := w.render(rw, r, status, "signin.html", nil, view{Title: "Sign in", Page: page}); err != nil {
 		w.fail(rw, r, err)
 	}
 }
@@ -68,7 +77,10 @@ func (w *Web) signInFormToken(r *http.Request) (string, error) {
 // signIn serves POST /signin: 1 GetItem (the token's item). A token that
 // is not accepted, for whatever reason (unknown, revoked, malformed), gets
 // the form again with one plain sentence, so the answer tells a guesser
-// nothing; failures count against the client's address as the API's do.
+// nothing; failures count against the client's address as the API's do,
+// after the token was checked, so a valid token always signs in. A token
+// without the read scope (an uploader's) is refused with a sentence that
+// says so: it is valid, and its holder knows it.
 func (w *Web) signIn(rw http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(rw, r.Body, 64<<10)
 	next := safeNext(r.PostFormValue("next"))
@@ -81,41 +93,55 @@ func (w *Web) signIn(rw http.ResponseWriter, r *http.Request) {
 		w.fail(rw, r, errForbidden)
 		return
 	}
-	client := api.ClientAddress(r)
-	if w.SignInFailures != nil && client != "" {
-		if blocked, _ := w.SignInFailures.Blocked(client); blocked {
-			w.fail(rw, r, errs.E(errs.RateLimited, "too many failed sign-ins"))
-			return
-		}
-	}
 	hash := store.HashToken(strings.TrimSpace(r.PostFormValue("token")))
-	org, err := w.Auth.AuthenticateHash(r.Context(), hash)
+	p, err := w.Auth.AuthenticateHash(r.Context(), hash)
 	if err != nil && errs.Is(err, errs.Unauthorized) {
-		if w.SignInFailures != nil && client != "" {
-			w.SignInFailures.Allow(client)
+		if w.SignInFailures != nil {
+			if ok, _ := w.SignInFailures.Fail(r.Context(), api.ClientAddress(r)); !ok {
+				w.fail(rw, r, errs.E(errs.RateLimited, "too many failed sign-ins"))
+				return
+			}
 		}
-		page := signInPage{Next: next, Message: "That token was not accepted. Check it and try again.", CSRF: csrf}
-		if err := w.render(rw, r, http.StatusUnauthorized, "signin.html", nil, view{Title: "Sign in", Page: page}); err != nil {
-			w.fail(rw, r, err)
-		}
+		w.signInAgain(rw, r, http.StatusUnauthorized, next, csrf, "That token was not accepted. Check it and try again.")
 		return
 	}
 	if err != nil {
 		w.fail(rw, r, err)
 		return
 	}
-	if err := w.sessions.start(rw, r, org, hash); err != nil {
+	if !p.Allows(api.ScopeRead) {
+		w.signInAgain(rw, r, http.StatusForbidden, next, csrf, "That token cannot read (its scopes: "+api.ScopesString(p.Scopes)+"): sign in with a token that has the read scope.")
+		return
+	}
+	if err := w.sessions.start(rw, r, session{Orgs: []string{p.Org}, Token: hash}); err != nil {
 		w.fail(rw, r, err)
 		return
 	}
-	if next == "" || !strings.HasPrefix(strings.ToLower(next), "/"+strings.ToLower(org)) {
-		next = "/" + url.PathEscape(org)
-	}
-	http.Redirect(rw, r, next, http.StatusSeeOther)
+	http.Redirect(rw, r, landing(next, []string{p.Org}), http.StatusSeeOther)
 }
 
-// signOut serves POST /signout (a form, CSRF-checked): no DynamoDB call.
-func (w *Web) signOut(rw http.ResponseWriter, r *http.Request, _ session) error {
+// landing is where a person goes once signed in: next when it is a page of
+// one of their organizations (or the App's setup page, which is every
+// organization's), else their first organization's home.
+func landing(next string, orgs []string) string {
+	if strings.HasPrefix(next, "/github/setup?") {
+		return next
+	}
+	for _, org := range orgs {
+		if next != "" && strings.HasPrefix(strings.ToLower(next), "/"+strings.ToLower(org)) {
+			return next
+		}
+	}
+	return "/" + url.PathEscape(orgs[0])
+}
+
+// signOut serves POST /signout (a form, CSRF-checked): the session is
+// revoked in the table (1 PutItem, kept until it would have expired), so
+// that its cookie, should anyone have kept a copy, opens nothing more.
+func (w *Web) signOut(rw http.ResponseWriter, r *http.Request, s session) error {
+	if err := w.Auth.RevokeSession(r.Context(), s.ID(), s.Expires); err != nil {
+		return err
+	}
 	w.sessions.end(rw)
 	http.Redirect(rw, r, "/signin", http.StatusSeeOther)
 	return nil

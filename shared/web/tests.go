@@ -123,6 +123,9 @@ func (w *Web) testList(rw http.ResponseWriter, r *http.Request, s session) error
 	if err != nil {
 		return err
 	}
+	if err := w.seeRepo(ctx, s, ref); err != nil {
+		return err
+	}
 	repo, err := w.Store.GetRepo(ctx, s.Org, ref)
 	if err != nil {
 		return err
@@ -284,6 +287,9 @@ func (w *Web) testPage(rw http.ResponseWriter, r *http.Request, s session) error
 	if err != nil {
 		return err
 	}
+	if err := w.seeRepo(ctx, s, ref); err != nil {
+		return err
+	}
 	id := strings.ToLower(r.PathValue("id"))
 	repo, tc, err := w.Store.ShowTest(ctx, s.Org, ref, id)
 	if err != nil {
@@ -394,13 +400,17 @@ func dailyRateChart(tc testhealth.TestCase, now time.Time) chart {
 
 // setOverride serves the test page's form: the quarantine override, set
 // as `mainguard test quarantine` sets it (healthsvc.SetOverride, with its
-// event), then back to the page.
+// event), then back to the page. No API endpoint sets it, so a token needs
+// the admin scope; a person signed in with GitHub, write access.
 //
 // DynamoDB: 1 BatchGetItem and 1 TransactWriteItems (the health write and
 // its event), retried on a concurrent change.
 func (w *Web) setOverride(rw http.ResponseWriter, r *http.Request, s session) error {
 	ref, err := repoOf(r)
 	if err != nil {
+		return err
+	}
+	if err := w.allow(r.Context(), s, ref, api.ScopeAdmin, "A quarantine override"); err != nil {
 		return err
 	}
 	override := r.PostFormValue("override")
@@ -415,6 +425,9 @@ func (w *Web) setOverride(rw http.ResponseWriter, r *http.Request, s session) er
 	}
 	id := strings.ToLower(r.PathValue("id"))
 	actor := testview.Actor{FullName: fmt.Sprintf("web app (%s)", s.Org)}
+	if s.Login != "" {
+		actor.FullName = fmt.Sprintf("web app (@%s)", s.Login)
+	}
 	tc, err := w.Health.SetOverride(r.Context(), s.Org, ref, id, override, until, actor, "set in the web app")
 	if err != nil {
 		return err

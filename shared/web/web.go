@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,11 +42,15 @@ type Web struct {
 	GitHubWeb string
 	// SignInFailures limits failed sign-ins per client address, as the API
 	// limits failed authentications (nil: no limit).
-	SignInFailures *api.RateLimiter
+	SignInFailures *api.FailureLimiter
 	// Auth checks a session's token: at sign-in, and on every page, so
 	// that a revoked token ends its sessions within the cache's time, as
-	// it stops working for the API.
+	// it stops working for the API; and whether the session was signed
+	// out.
 	Auth *api.CachedAuth
+	// GitHub is "Sign in with GitHub": the GitHub App's user authorization
+	// (githubsignin.go); nil when the deployment has no App client.
+	GitHub *GitHubSignIn
 	// TestsPerIndex and ReposPerPage size the pages of the test list (the
 	// entries read of each of its indexes) and of an organization's home;
 	// 0 is listLimit and maxRepos. Tests lower them to page through a few.
@@ -82,8 +87,8 @@ func New(s Setup) (*Web, error) {
 	}
 	return &Web{
 		Store: b.Store, Queues: s.Queues, Health: s.Health, Viewer: viewer, Now: b.Now, Log: b.Log,
-		Hosts: hosts, GitHubWeb: b.Config.GitHubWebURL, SignInFailures: b.Server.AuthFailures,
-		Auth: &api.CachedAuth{Store: b.Store, TTL: b.Config.AuthCacheTTL, Now: b.Now},
+		Hosts: hosts, GitHubWeb: b.Config.GitHubWebURL, SignInFailures: b.Server.AuthFailures, Auth: b.Auth,
+		GitHub: newGitHubSignIn(b.Config),
 		sessions: sessions{
 			secret: b.Secret(config.SecretWebSession),
 			secure: strings.HasPrefix(b.Config.PublicAppURL, "https://"),
@@ -108,6 +113,9 @@ func (w *Web) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", w.root)
 	mux.HandleFunc("GET /signin", w.signInForm)
 	mux.HandleFunc("POST /signin", w.signIn)
+	mux.HandleFunc("GET /signin/github", w.gitHubSignIn)
+	mux.HandleFunc("GET /signin/github/callback", w.gitHubCallback)
+	mux.HandleFunc("GET /github/setup", w.gitHubSetup)
 	mux.HandleFunc("POST /signout", w.action(w.signOut))
 	mux.HandleFunc("GET /{org}", w.page(w.orgHome))
 	mux.HandleFunc("GET /{org}/merge-queue/{owner}/{name}/{rest...}", w.page(w.queueOrPR))
@@ -130,6 +138,11 @@ func (w *Web) Handler() http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("Cache-Control", "no-store")
+		if w.sessions.secure {
+			// Served over https: browsers keep to it for a year, so the
+			// session cookie never travels in the clear.
+			h.Set("Strict-Transport-Security", "max-age=31536000")
+		}
 		mux.ServeHTTP(rw, r)
 	})
 }
@@ -140,16 +153,28 @@ type pageFunc func(w http.ResponseWriter, r *http.Request, s session) error
 
 // page runs fn for a signed-in person of the path's organization: without
 // a valid session it sends them to sign in, and another organization's
-// pages are not found, exactly as absent ones.
+// pages are not found, exactly as absent ones. A token must have the read
+// scope to see any page.
 func (w *Web) page(fn pageFunc) http.HandlerFunc {
 	return func(rw http.ResponseWriter, r *http.Request) {
 		s, ok := w.signedIn(rw, r)
 		if !ok {
 			return
 		}
-		if org := r.PathValue("org"); org != "" && !strings.EqualFold(org, s.Org) {
-			w.fail(rw, r, errs.E(errs.NotFound, "no organization %q for this session", org))
-			return
+		if org := r.PathValue("org"); org != "" {
+			i := slices.IndexFunc(s.Orgs, func(o string) bool { return strings.EqualFold(o, org) })
+			if i < 0 {
+				w.fail(rw, r, errs.E(errs.NotFound, "no organization %q for this session", org))
+				return
+			}
+			s.Org = s.Orgs[i]
+		}
+		api.NoteOrg(r.Context(), s.Org)
+		if s.Login == "" {
+			if err := s.principal.Require(api.ScopeRead, "Seeing the web app"); err != nil {
+				w.fail(rw, r, err)
+				return
+			}
 		}
 		if err := fn(rw, r, s); err != nil {
 			w.fail(rw, r, err)
@@ -178,25 +203,15 @@ var errForbidden = errs.E(errs.Forbidden, "this form has expired or did not come
 // signedIn is the request's session; without one it redirects to the
 // sign-in form, which comes back here once signed in.
 func (w *Web) signedIn(rw http.ResponseWriter, r *http.Request) (session, bool) {
-	s, ok, err := w.sessions.read(r)
+	s, ok, err := w.valid(r)
 	if err != nil {
 		w.fail(rw, r, err)
 		return session{}, false
 	}
-	if ok {
-		// The token must still hold, and still be the organization's (a
-		// GetItem at most every AUTH_CACHE_SECONDS per copy).
-		org, err := w.Auth.AuthenticateHash(r.Context(), s.Token)
-		switch {
-		case errs.Is(err, errs.Unauthorized) || err == nil && org != s.Org:
-			w.sessions.end(rw)
-			ok = false
-		case err != nil:
-			w.fail(rw, r, err)
-			return session{}, false
-		}
-	}
 	if !ok {
+		if _, err := r.Cookie(w.sessions.name()); err == nil {
+			w.sessions.end(rw) // signed out, expired, or its token revoked
+		}
 		next := r.URL.RequestURI()
 		if r.Method != http.MethodGet {
 			next = r.URL.Path
@@ -206,6 +221,33 @@ func (w *Web) signedIn(rw http.ResponseWriter, r *http.Request) (session, bool) 
 	}
 	api.NoteOrg(r.Context(), s.Org)
 	return s, true
+}
+
+// valid is the request's session while it holds: not signed out, and
+// signed in with a token that still holds and is still the
+// organization's. The checks are the auth cache's: a GetItem each at most
+// every AUTH_CACHE_SECONDS per copy.
+func (w *Web) valid(r *http.Request) (session, bool, error) {
+	s, ok, err := w.sessions.read(r)
+	if err != nil || !ok {
+		return session{}, false, err
+	}
+	revoked, err := w.Auth.SessionRevoked(r.Context(), s.ID())
+	if err != nil || revoked {
+		return session{}, false, err
+	}
+	if s.Login != "" {
+		return s, true, nil
+	}
+	p, err := w.Auth.AuthenticateHash(r.Context(), s.Token)
+	switch {
+	case errs.Is(err, errs.Unauthorized) || err == nil && p.Org != s.Org:
+		return session{}, false, nil
+	case err != nil:
+		return session{}, false, err
+	}
+	s.principal = p
+	return s, true, nil
 }
 
 // root sends a person to their organization's home, or to sign in.
@@ -267,6 +309,9 @@ func (w *Web) fail(rw http.ResponseWriter, r *http.Request, err error) {
 	}
 	var s *session
 	if got, ok, _ := w.sessions.read(r); ok {
+		if org := r.PathValue("org"); slices.Contains(got.Orgs, org) {
+			got.Org = org
+		}
 		s = &got
 	}
 	title := http.StatusText(status)

@@ -1,7 +1,8 @@
 // Package service is the whole service for end-to-end tests: app.App on a
 // fresh DynamoDB Local table, a simulated GitHub holding the repositories a
 // test names (main protected by the required status "ci"), a CI that
-// judges the queue's test branches, organizations with a token each, a
+// judges the queue's test branches, organizations with a token each (each
+// repository claimed for one of them), a
 // clock the test drives and numbered uuids. The merge-queue and metrics
 // tests build theirs here.
 package service
@@ -13,6 +14,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,6 +35,14 @@ type Options struct {
 	// Env is added to the configuration's environment (TABLE_NAME, the
 	// GitHub address and token are set).
 	Env map[string]string
+	// Owner is the organization each of Repos is claimed for, but those
+	// whose GitHub owner is named like an organization of Orgs, which are
+	// that one's (default the first of Orgs): only its owner runs merge
+	// queues on a repository.
+	Owner string
+	// App makes the simulated GitHub know a GitHub App (its installations
+	// and user authorization); Env then names it (GITHUB_APP_ID, …).
+	App *githubsim.App
 }
 
 // Service is one running service.
@@ -50,7 +61,7 @@ type Service struct {
 func New(tb testing.TB, opt Options) *Service {
 	tb.Helper()
 	s := &Service{Clock: testkit.NewClock(opt.Start), Tokens: map[string]string{}}
-	sim, err := githubsim.New(tb.TempDir(), githubsim.Options{Now: s.Clock.Now})
+	sim, err := githubsim.New(tb.TempDir(), githubsim.Options{Now: s.Clock.Now, App: opt.App})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -85,6 +96,20 @@ func New(tb testing.TB, opt Options) *Service {
 			tb.Fatal(err)
 		}
 		if s.Tokens[org], _, err = s.App.Store.CreateToken(context.Background(), org); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	owner := opt.Owner
+	if owner == "" && len(opt.Orgs) > 0 {
+		owner = opt.Orgs[0]
+	}
+	for _, full := range opt.Repos {
+		o, n, _ := strings.Cut(full, "/")
+		org := owner
+		if slices.Contains(opt.Orgs, o) {
+			org = o
+		}
+		if _, err := s.App.Store.ClaimRepo(context.Background(), org, o, n, false); err != nil {
 			tb.Fatal(err)
 		}
 	}

@@ -447,6 +447,7 @@ func (s *Server) addLabel(r *repo, n int, by, name string) {
 		return
 	}
 	x.labels[n] = append(x.labels[n], name)
+	s.touch(r, n)
 	s.emitLabel(r, n, "labeled", by, name)
 }
 
@@ -458,8 +459,17 @@ func (s *Server) removeLabel(r *repo, n int, by, name string) bool {
 	}
 	name = x.labels[n][i]
 	x.labels[n] = slices.Delete(x.labels[n], i, i+1)
+	s.touch(r, n)
 	s.emitLabel(r, n, "unlabeled", by, name)
 	return true
+}
+
+// touch moves pull request n's updated_at to now, as GitHub does when
+// its labels change.
+func (s *Server) touch(r *repo, n int) {
+	if p := r.pulls[n]; p != nil {
+		p.updatedAt = s.now().UTC()
+	}
 }
 
 // Control API.

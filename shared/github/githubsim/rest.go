@@ -63,7 +63,7 @@ func segments(r *http.Request) []string {
 }
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request) {
-	if s.serveManifest(w, r) {
+	if s.serveManifest(w, r) || s.routeOAuth(w, r) {
 		return
 	}
 	seg := segments(r)
@@ -589,23 +589,7 @@ func (s *Server) handleInstallation(w http.ResponseWriter, r *http.Request, full
 		notFound(w)
 		return
 	}
-	id := s.opts.App.InstallationID
-	writeJSON(w, 200, obj{
-		"id":                   id,
-		"account":              obj{"login": rp.owner, "id": loginID(rp.owner), "type": "Organization"},
-		"app_id":               s.opts.App.ID,
-		"app_slug":             "githubsim-app",
-		"target_id":            loginID(rp.owner),
-		"target_type":          "Organization",
-		"repository_selection": "all",
-		"access_tokens_url":    s.apiURL("/app/installations/%d/access_tokens", id),
-		"repositories_url":     s.apiURL("/installation/repositories"),
-		"html_url":             fmt.Sprintf("https://github.com/organizations/%s/settings/installations/%d", rp.owner, id),
-		"permissions":          obj{"contents": "write", "pull_requests": "write", "statuses": "write", "checks": "write"},
-		"events":               []string{"pull_request", "push", "status", "check_run", "check_suite"},
-		"created_at":           ts(s.now()),
-		"updated_at":           ts(s.now()),
-	})
+	writeJSON(w, 200, s.installationJSON(s.installationOf(rp.owner), rp.owner))
 }
 
 func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request, id string) {
@@ -615,7 +599,7 @@ func (s *Server) handleAccessToken(w http.ResponseWriter, r *http.Request, id st
 		writeJSON(w, 401, errorJSON(msg, "https://docs.github.com/rest"))
 		return
 	}
-	if id != strconv.FormatInt(s.opts.App.InstallationID, 10) {
+	if n, err := strconv.ParseInt(id, 10, 64); err != nil || !s.knownInstallation(n) {
 		notFound(w)
 		return
 	}

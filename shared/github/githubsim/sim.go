@@ -42,12 +42,21 @@ type Options struct {
 
 // App describes the one GitHub App the server knows: JWTs must be signed by
 // PublicKey's private key with iss = ID; every repository is installed under
-// InstallationID; issued tokens last TokenTTL (default one hour, as GitHub).
+// InstallationID, but those of an account Installations names, under its
+// own; issued tokens last TokenTTL (default one hour, as GitHub).
+// ClientID and ClientSecret are its OAuth client, for the user
+// authorization flow (oauth.go), whose codes go to CallbackURL (or under
+// it; anywhere when empty).
 type App struct {
 	ID             int64
 	PublicKey      *rsa.PublicKey
 	InstallationID int64
 	TokenTTL       time.Duration
+
+	Installations map[string]int64 // account login → installation id
+	ClientID      string
+	ClientSecret  string
+	CallbackURL   string
 }
 
 // Server is a GitHub test server. All methods are safe for concurrent use.
@@ -70,6 +79,7 @@ type Server struct {
 
 	deliveries deliveryQueue
 	manifests  manifests // Apps created from a manifest (manifest.go)
+	oauth      oauth     // the user authorization flow (oauth.go)
 }
 
 type repo struct {

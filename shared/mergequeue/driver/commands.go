@@ -216,6 +216,9 @@ func lastOf[T any](a, b []T, id func(T) string) []T {
 // left is folded on top of its snapshot. Commands of a queue that is gone
 // are deleted.
 func (d *Driver) Fold(ctx context.Context, k store.QueueKey) error {
+	if ok, err := d.owned(ctx, k); err != nil || !ok {
+		return err
+	}
 	var (
 		last   store.QueueRecord
 		cmds   []store.QueueCommand

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"reflect"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/tenancy"
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
@@ -89,7 +91,31 @@ type Driver struct {
 	// table's stream runs the fold-queue-commands function.
 	AfterRecord func(ctx context.Context, k store.QueueKey)
 
+	// Tenancy says which organization owns each repository: only the
+	// owner's queues are stepped and fold commands (nil: every queue).
+	Tenancy *tenancy.Tenancy
+
 	noted sync.Map // queue and call → the GitHub failure last logged for it (notedFailure)
+}
+
+// owned reports whether queue k may act on its repository: its
+// organization owns it (tenancy). A queue made before ownership existed
+// on a repository of another, or left after the repository moved, acts on
+// nothing of it: not stepped, its commands not folded. It says so in the
+// log, once per renoteAfter.
+func (d *Driver) owned(ctx context.Context, k store.QueueKey) (bool, error) {
+	if d.Tenancy == nil {
+		return true, nil
+	}
+	ok, err := d.Tenancy.Owns(ctx, k.Org, k.Repo)
+	if err != nil || ok {
+		return ok, err
+	}
+	why := fmt.Errorf("organization %s does not own %s (an administrator claims it with mainguard repo claim, or records its App installation): the queue acts on nothing", k.Org, k.Repo)
+	if d.news(k, "owner", why) {
+		d.log().WarnContext(ctx, "merge queue: not the repository's owner", "queue", k.String(), "error", why.Error())
+	}
+	return false, nil
 }
 
 // notedFailure is a GitHub failure as last logged for one queue and call.
@@ -225,6 +251,9 @@ func (d *Driver) Advance(ctx context.Context, k store.QueueKey) error {
 // advance is Advance from rec, with the outcomes of effects performed
 // since rec was saved.
 func (d *Driver) advance(ctx context.Context, rec store.QueueRecord, carry outcomes) error {
+	if ok, err := d.owned(ctx, rec.Key); err != nil || !ok {
+		return err
+	}
 	var req requirements // read once for all rounds: they do not change in a moment
 	for round := 0; round < d.rounds(); round++ {
 		if round > 0 {
@@ -477,6 +506,17 @@ func collapse(checks []github.Check) (states, ids map[string]string) {
 // once per change of failure (or every renoteAfter while it lasts), not
 // once per tick.
 func (d *Driver) noteGitHub(ctx context.Context, k store.QueueKey, what string, err error) {
+	if !d.news(k, what, err) {
+		return
+	}
+	retry, after := github.Retryable(err)
+	d.log().InfoContext(ctx, "merge queue: GitHub did not answer; the queue retries later",
+		"queue", k.String(), "what", what, "retryable", retry, "after", after.String(), "error", err.Error())
+}
+
+// news reports whether err, the failure of what on queue k, is worth
+// logging: not the same failure logged for it within renoteAfter.
+func (d *Driver) news(k store.QueueKey, what string, err error) bool {
 	now := time.Now()
 	if d.Now != nil {
 		now = d.Now()
@@ -484,13 +524,11 @@ func (d *Driver) noteGitHub(ctx context.Context, k store.QueueKey, what string, 
 	key := k.String() + "\x00" + what
 	if prev, ok := d.noted.Load(key); ok {
 		if p := prev.(notedFailure); p.err == err.Error() && now.Sub(p.at) < renoteAfter {
-			return
+			return false
 		}
 	}
 	d.noted.Store(key, notedFailure{err: err.Error(), at: now})
-	retry, after := github.Retryable(err)
-	d.log().InfoContext(ctx, "merge queue: GitHub did not answer; the queue retries later",
-		"queue", k.String(), "what", what, "retryable", retry, "after", after.String(), "error", err.Error())
+	return true
 }
 
 // save writes the snapshot with its events (outbox), entries, runs and

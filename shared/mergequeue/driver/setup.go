@@ -16,6 +16,7 @@ import (
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/tenancy"
 )
 
 // Setup is what New builds a driver from.
@@ -51,8 +52,12 @@ func New(s Setup) (*Driver, error) {
 		}
 	}
 	appURL := strings.TrimRight(s.Config.PublicAppURL, "/")
+	t := &tenancy.Tenancy{Store: s.Store, GitHub: gh, TTL: s.Config.AuthCacheTTL, Now: s.Now}
+	if c, ok := gh.(*github.Client); ok && c.IsApp() {
+		t.Installations = c
+	}
 	return &Driver{
-		Store: s.Store, GitHub: gh, Now: s.Now, NewID: s.NewID, Log: s.Log,
+		Store: s.Store, GitHub: gh, Now: s.Now, NewID: s.NewID, Log: s.Log, Tenancy: t,
 		PageSize: int32(s.Config.MergeQueueTickPageSize),
 		DetailsURL: func(k store.QueueKey, pr int) string {
 			return fmt.Sprintf("%s/%s/merge-queue/%s/%s/%s/pr/%d", appURL, url.PathEscape(k.Org),
