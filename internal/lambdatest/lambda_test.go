@@ -389,6 +389,9 @@ func TestFunctionsAnswerAsTheLocalServer(t *testing.T) {
 		{"list-failing-tests", func(world) []byte {
 			return httpEvent("POST", "/v1/flaky-tests/list-failing-tests", th(`,"start_time":"2026-07-01T00:00:00Z","end_time":"2026-07-02T00:00:00Z","page_query":{"page_size":10}`), nil)
 		}},
+		{"label-failures", func(world) []byte {
+			return httpEvent("POST", "/v1/flaky-tests/label-failures", th(`,"test_ids":[`+testID+`]`), nil)
+		}},
 		{"get-quarantine-config", func(world) []byte {
 			return httpEvent("POST", "/v1/metrics/getQuarantineConfig", `{`+repo+`,"orgUrlSlug":"acme","testIdentifiers":[]}`, nil)
 		}},
