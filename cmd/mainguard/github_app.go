@@ -117,7 +117,8 @@ func githubAppSetup(e *env, args []string) error {
 	if _, err := sm.PutSecretValue(e.ctx, &secretsmanager.PutSecretValueInput{SecretId: aws.String(hookID), SecretString: aws.String(conv.WebhookSecret)}); err != nil {
 		return fmt.Errorf("the App %s (id %d) is stored, but its webhook secret could not be stored in %s (%s)", conv.Slug, conv.ID, hookID, awsCode(err))
 	}
-	fmt.Fprintf(e.stdout, "GitHub App %s (id %d) created; its id and key are in %s, its webhook secret in %s.\n", conv.Name, conv.ID, appID, hookID)
+	fmt.Fprintf(e.stdout, "GitHub App %s (id %d) created; its id, key and OAuth client secret are in %s, its webhook secret in %s.\n", conv.Name, conv.ID, appID, hookID)
+	fmt.Fprintf(e.stdout, "For \"Sign in with GitHub\", deploy with GitHubAppClientId=%s.\n", conv.ClientID)
 	fmt.Fprintf(e.stdout, "Install it on the repositories the merge queue serves: %s/installations/new\n", strings.TrimRight(conv.HTMLURL, "/"))
 	return nil
 }

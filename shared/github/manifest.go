@@ -24,7 +24,8 @@ import (
 // more (each with the calls that need it):
 var AppPermissions = map[string]string{
 	// Test branches (create, update, delete refs; POST /merges), merging
-	// pull requests, comparing commits; push events.
+	// pull requests, comparing commits, a branch's protection summary
+	// (GET …/branches/{branch}, for its required checks); push events.
 	"contents": "write",
 	// Draft pull requests of test branches (open, edit, close), reading and
 	// listing pull requests; and, on pull requests, the queue's comment,
@@ -38,9 +39,6 @@ var AppPermissions = map[string]string{
 	// request commit an upload reports on (create, edit, find its own);
 	// check_run and check_suite events.
 	"checks": "write",
-	// Required status checks of classic branch protection
-	// (GET …/protection/required_status_checks is under Administration).
-	"administration": "read",
 	// Comment commands arrive as issue_comment events, which GitHub sends
 	// only to Apps that can read Issues.
 	"issues": "read",
