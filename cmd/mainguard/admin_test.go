@@ -92,7 +92,7 @@ func TestTestListTable(t *testing.T) {
 	if code != 0 || len(lines) != 3 || !regexp.MustCompile(`^ID +STATUS +QUARANTINED +NAME +REASON$`).MatchString(lines[0]) {
 		t.Fatalf("test list: exit %d\n%s%s", code, out, errOut)
 	}
-	row := regexp.MustCompile(`^([0-9a-f-]{36}) +(flaky|broken|healthy) +(yes|no) +(test_log(?:in|out)) +seeded$`)
+	row := regexp.MustCompile(`^([0-9a-f-]{36}) +(flaky|broken|healthy) +(yes|no) +(test_log(?:in|out)) +\S.*$`)
 	quarantined := map[string]string{}
 	for _, l := range lines[1:] {
 		m := row.FindStringSubmatch(l)

@@ -101,7 +101,8 @@ func TestCheckRunOnePerCommit(t *testing.T) {
 	sections := []string{
 		"### New: probably this change (1)\n\n- **new\\_test**: no failure in the 7 days before this run: probably this change",
 		"### Failing on main too (1)\n\n- **main\\_test**: its last 1 run on main failed too",
-		"### Known flaky (1)\n\n- **flaky\\_test**: flaky (pass-on-retry: failed and passed on commit 1111111 (main)); its override is NEVER\\_QUARANTINE",
+		"### Known flaky (1)\n\n- **flaky\\_test**: flaky (pass-on-retry: failed and passed on commit 1111111 (main); recovery: ",
+		"); its override is NEVER\\_QUARANTINE",
 		"### Quarantined: they do not fail the build (1)\n\n- **quarantined\\_test**: quarantined by its ALWAYS\\_QUARANTINE override",
 	}
 	last := -1

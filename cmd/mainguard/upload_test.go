@@ -255,8 +255,8 @@ func TestUploadSaysWhatTheGuardDid(t *testing.T) {
 		}
 		return out
 	}
-	out := upload("f00d001", filepath.Join("..", "..", "testdata", "junit", "surefire-3.0.2-flakyFailure.xml"))
-	if strings.Contains(out, "infrastructure guard") || !strings.Contains(out, "flaky: pass-on-retry: failed and passed on commit f00d001 (main)") {
+	out := upload(fullSHA("f00d001"), filepath.Join("..", "..", "testdata", "junit", "surefire-3.0.2-flakyFailure.xml"))
+	if strings.Contains(out, "infrastructure guard") || !strings.Contains(out, "known flaky: flaky (pass-on-retry: failed and passed on commit f00d001 (main); recovery: ") {
 		t.Errorf("the Surefire upload:\n%s", out)
 	}
 	dir := t.TempDir()
@@ -264,15 +264,20 @@ func TestUploadSaysWhatTheGuardDid(t *testing.T) {
 	for i := range 9 {
 		cases = append(cases, fmt.Sprintf("outage %d!", i))
 	}
-	out = upload("0dd0002", writeReport(t, dir, "outage.xml", junitXML(cases...)))
+	out = upload(fullSHA("0dd0002"), writeReport(t, dir, "outage.xml", junitXML(cases...)))
 	for _, want := range []string{
 		"9 of 10 test cases failed (a test that passed on a retry in the reports did not): more than 80%, so the infrastructure guard (on unless the repository turned it off) sets this upload aside",
-		"healthy: 1 failure in 1 run in 7 days; below the failure-rate monitor's 20 runs (0 runs on main); its latest upload, ",
-		", was set aside by the infrastructure guard (more than 80% of its test cases failed), so its failure there counts in the rates but not for flaky or broken",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the outage's upload output does not show %q:\n%s", want, out)
 		}
+	}
+	// Each failed test's reason says so too.
+	if m := regexp.MustCompile(`failed ([0-9a-f-]{36}) outage 0\n`).FindStringSubmatch(out); m == nil {
+		t.Errorf("the outage's upload output lists no outage 0:\n%s", out)
+	} else if shown, _, _ := mg(t, e, "test", "show", "github.com/acme/shop", m[1], "--org", "acme"); !strings.Contains(shown, "1 failure in 1 run in 7 days; below the failure-rate monitor's 20 runs (0 runs on main); its latest upload, ") ||
+		!strings.Contains(shown, ", was set aside by the infrastructure guard (more than 80% of its test cases failed), so its failure there counts in the rates but not for flaky or broken") {
+		t.Errorf("test show of outage 0 does not say the guard set its upload aside:\n%s", shown)
 	}
 	out, _, _ = mg(t, e, "uploads", "list", "--org", "acme")
 	if strings.Count(out, "set aside by the infrastructure guard: 9 of 10 test cases failed (more than 80%)") != 1 || strings.Count(out, "INGESTED") != 2 {
