@@ -93,6 +93,11 @@ func newWorld(t *testing.T) world {
 	if _, err := st.UpdateRepo(ctx, "acme", ref, store.RepoSettings{}); err != nil {
 		t.Fatal(err)
 	}
+	// The repository is acme's by its claim (tenancy), as the README's
+	// deploying section has an administrator make it.
+	if _, err := st.ClaimRepo(ctx, "acme", ref.Owner, ref.Name, false); err != nil {
+		t.Fatal(err)
+	}
 	// A fixed clock makes both GitHubs' commits, and so their shas, alike.
 	fixed := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
 	gh, err := githubsim.New(t.TempDir(), githubsim.Options{Now: func() time.Time { return fixed },
@@ -367,7 +372,7 @@ func TestFunctionsAnswerAsTheLocalServer(t *testing.T) {
 	q := func(extra string) string { return `{` + repo + `,"targetBranch":"main"` + extra + `}` }
 	th := func(extra string) string { return `{` + repo + `,"org_url_slug":"acme"` + extra + `}` }
 	const testID = `"06cb6db5-f807-5198-b072-af67a0636f8a"`
-	comment := `{"action":"created","issue":{"number":10,"pull_request":{}},"comment":{"id":5,"body":"just a remark"},"repository":{"name":"web","full_name":"acme/web","owner":{"login":"acme"}},"sender":{"login":"octocat"}}`
+	comment := `{"action":"created","issue":{"number":10,"pull_request":{}},"comment":{"id":5,"body":"just a remark","updated_at":"` + time.Now().UTC().Format(time.RFC3339) + `"},"repository":{"name":"web","full_name":"acme/web","owner":{"login":"acme"}},"sender":{"login":"octocat"}}`
 	steps := []struct {
 		fn    string
 		event func(w world) []byte
@@ -534,11 +539,12 @@ func TestGitHubSecretUnreadable(t *testing.T) {
 	if code, body := deliver("ping", `{"zen":"Design for failure.","hook_id":1}`); code != 200 {
 		t.Errorf("a ping: %d %s", code, body)
 	}
-	merge := `{"action":"created","issue":{"number":10,"pull_request":{}},"comment":{"id":6,"body":"/trunk merge"},"repository":{"name":"web","full_name":"acme/web","owner":{"login":"acme"}},"sender":{"login":"octocat"}}`
+	// A command is taken within an hour of its comment (tenancy's replay window).
+	merge := `{"action":"created","issue":{"number":10,"pull_request":{}},"comment":{"id":6,"body":"/trunk merge","updated_at":"` + time.Now().UTC().Format(time.RFC3339) + `"},"repository":{"name":"web","full_name":"acme/web","owner":{"login":"acme"}},"sender":{"login":"octocat"}}`
 	if code, body := deliver("issue_comment", merge); code != 503 || !strings.Contains(body, "GitHub did not answer; redeliver the webhook") {
 		t.Errorf("a command with the App's secret unreadable: %d %s", code, body)
 	}
 	if code, out := queue.invoke(t, httpEvent("POST", "/v1/getQueue", `{"repo":{"host":"github.com","owner":"acme","name":"web"},"targetBranch":"main"}`, nil)); code != 200 || !strings.Contains(string(out), `"statusCode":404`) {
-		t.Errorf("get-queue, which has no GitHub access: %d %s", code, out)
+		t.Errorf("get-queue, its App secret unreadable, on a claimed repository: %d %s", code, out)
 	}
 }

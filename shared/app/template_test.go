@@ -54,14 +54,27 @@ var tablelessFunctions = map[string]bool{
 // Lambda's emulator with these alone. Least-privilege rules for the other
 // resources join this table's neighbours.
 var functionSecrets = map[string][]string{
-	"github-webhook":         {config.SecretGitHubApp, config.SecretGitHubWebhook},
-	"scheduler":              {config.SecretGitHubApp}, // advances the queues
-	"fold-queue-commands":    {config.SecretGitHubApp}, // folds, then advances
-	"update-queue":           {config.SecretGitHubApp}, // advances after a change
-	"web":                    {config.SecretGitHubApp, config.SecretWebSession},
-	"list-quarantined-tests": {config.SecretPageToken},
-	"list-unhealthy-tests":   {config.SecretPageToken},
-	"list-failing-tests":     {config.SecretPageToken},
+	"github-webhook":      {config.SecretGitHubApp, config.SecretGitHubWebhook},
+	"scheduler":           {config.SecretGitHubApp}, // advances the queues
+	"fold-queue-commands": {config.SecretGitHubApp}, // folds, then advances
+	"update-queue":        {config.SecretGitHubApp}, // advances after a change
+	// The queue's other endpoints check that their organization owns the
+	// repository: by its claim, or by the App installation that covers
+	// it, which only the App can ask GitHub (tenancy).
+	"create-queue":                    {config.SecretGitHubApp},
+	"get-queue":                       {config.SecretGitHubApp},
+	"delete-queue":                    {config.SecretGitHubApp},
+	"submit-pull-request":             {config.SecretGitHubApp},
+	"cancel-pull-request":             {config.SecretGitHubApp},
+	"restart-tests-on-pull-request":   {config.SecretGitHubApp},
+	"get-submitted-pull-request":      {config.SecretGitHubApp},
+	"set-impacted-targets":            {config.SecretGitHubApp},
+	"get-merge-queue-testing-details": {config.SecretGitHubApp},
+	"list-pull-requests":              {config.SecretGitHubApp},
+	"web":                             {config.SecretGitHubApp, config.SecretWebSession},
+	"list-quarantined-tests":          {config.SecretPageToken},
+	"list-unhealthy-tests":            {config.SecretPageToken},
+	"list-failing-tests":              {config.SecretPageToken},
 }
 
 // secretResources are the template's secret of each name.
@@ -280,9 +293,9 @@ func TestTemplateChecker(t *testing.T) {
 					return p.AWSSecretsManagerGetSecretValuePolicy != nil && p.AWSSecretsManagerGetSecretValuePolicy.SecretArn == "WebSessionSecret"
 				})
 			}},
-		{"the right to read a secret the function does not need", "GetQueueFunction: may read the secrets [GitHubAppSecret], want exactly []",
+		{"the right to read a secret the function does not need", "GetMergeQueueMetricsFunction: may read the secrets [GitHubAppSecret], want exactly []",
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
-				f := fn(tpl, "GetQueueFunction")
+				f := fn(tpl, "GetMergeQueueMetricsFunction")
 				*f.Policies.SAMPolicyTemplateArray = append(*f.Policies.SAMPolicyTemplateArray, serverless.Function_SAMPolicyTemplate{
 					AWSSecretsManagerGetSecretValuePolicy: &serverless.Function_SecretArnSAMPT{SecretArn: "GitHubAppSecret"}})
 			}},
