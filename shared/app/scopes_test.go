@@ -21,7 +21,8 @@ func TestUploadTokenOnlyUploads(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
 	body := map[string]any{"repo": map[string]string{"host": "github.com", "owner": "Acme", "name": "web"}, "org_url_slug": "acme",
-		"orgUrlSlug": "acme", "targetBranch": "main", "clientVersion": "0.10.2", "remoteUrls": []string{}}
+		"orgUrlSlug": "acme", "targetBranch": "main", "clientVersion": "0.10.2", "remoteUrls": []string{},
+		"test_ids": []string{"06cb6db5-f807-5198-b072-af67a0636f8a"}}
 	n := 0
 	for _, r := range lambdafn.Routes {
 		if r.Public {
