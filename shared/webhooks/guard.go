@@ -70,7 +70,7 @@ func ranges(class string, prefixes ...string) []rangeClass {
 // Pod Identity, ::253 DNS), GCP's IPv6 metadata server, Azure's WireServer
 // (a public address), Alibaba's and Oracle's metadata services.
 var metadata = ranges(ClassMetadata, "169.254.169.254/32", "169.254.170.2/32", "169.254.170.23/32", "169.254.0.23/32",
-		"fd00:ec2::/32", "fd20:ce::254/128", "168.63.129.16/32", "100.100.100.200/32", "192.0.0.192/32")
+	"fd00:ec2::/32", "fd20:ce::254/128", "168.63.129.16/32", "100.100.100.200/32", "192.0.0.192/32")
 
 // v4Classes are IANA's special-purpose IPv4 ranges (RFC 6890 and its
 // updates) that are not the public internet.
@@ -100,7 +100,7 @@ var v6Classes = slices.Concat(
 
 var (
 	globalUnicast6 = netip.MustParsePrefix("2000::/3")
-	v4compat       = netip.MustParsePrefix("::/96")       // deprecated, still parsed
+	v4compat       = netip.MustParsePrefix("::/96")        // deprecated, still parsed
 	nat64          = netip.MustParsePrefix("64:ff9b::/96") // RFC 6052 well-known prefix
 	sixToFour      = netip.MustParsePrefix("2002::/16")    // the IPv4 address in bits 16–47
 )

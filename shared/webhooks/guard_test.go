@@ -49,11 +49,11 @@ var refusedAddresses = []struct {
 		"169.254.169.254", "::ffff:169.254.169.254", "::ffff:a9fe:a9fe", "64:ff9b::a9fe:a9fe", "2002:a9fe:a9fe::1", // AWS, GCP, Azure, OCI, DigitalOcean
 		"fd00:ec2::254", "fd00:ec2::23", // AWS IMDS and EKS Pod Identity, IPv6
 		"169.254.170.2", "169.254.170.23", // ECS credentials, EKS Pod Identity
-		"fd20:ce::254",     // GCP, IPv6
-		"168.63.129.16",    // Azure WireServer
-		"100.100.100.200",  // Alibaba Cloud
-		"192.0.0.192",      // Oracle Cloud
-		"169.254.0.23",     // Tencent Cloud
+		"fd20:ce::254",    // GCP, IPv6
+		"168.63.129.16",   // Azure WireServer
+		"100.100.100.200", // Alibaba Cloud
+		"192.0.0.192",     // Oracle Cloud
+		"169.254.0.23",    // Tencent Cloud
 		"::ffff:168.63.129.16",
 	}},
 	{webhooks.ClassMulticast, []string{"224.0.0.1", "239.255.255.250", "ff02::1"}},
@@ -157,20 +157,20 @@ func TestCheckURL(t *testing.T) {
 		t.Errorf("metadata refusal offers the switch: %v", err)
 	}
 	for raw, want := range map[string]string{
-		"ftp://hooks.example.com/in":                         "http or https",
-		"file:///etc/passwd":                                 "http or https",
-		"javascript:alert(1)":                                "http or https",
-		"hooks.example.com/in":                               "http or https", // no scheme
-		"http:///path":                                       "must name a host",
-		"http://%zz/":                                        "not a valid URL",
-		"http://2852039166/":                                 "non-standard form", // 169.254.169.254 as one number
-		"http://0xa9fea9fe/":                                 "non-standard form", // hex
-		"http://0251.0376.0251.0376/":                        "non-standard form", // octal
-		"http://169.254.43518/":                              "non-standard form",
-		"http://0x7f.1/":                                     "non-standard form",
-		"http://017700000001/":                               "non-standard form", // 127.0.0.1 in octal
-		"http://0177.0.0.1/":                                 "non-standard form",
-		"http://10.1/":                                       "non-standard form",
+		"ftp://hooks.example.com/in":  "http or https",
+		"file:///etc/passwd":          "http or https",
+		"javascript:alert(1)":         "http or https",
+		"hooks.example.com/in":        "http or https", // no scheme
+		"http:///path":                "must name a host",
+		"http://%zz/":                 "not a valid URL",
+		"http://2852039166/":          "non-standard form", // 169.254.169.254 as one number
+		"http://0xa9fea9fe/":          "non-standard form", // hex
+		"http://0251.0376.0251.0376/": "non-standard form", // octal
+		"http://169.254.43518/":       "non-standard form",
+		"http://0x7f.1/":              "non-standard form",
+		"http://017700000001/":        "non-standard form", // 127.0.0.1 in octal
+		"http://0177.0.0.1/":          "non-standard form",
+		"http://10.1/":                "non-standard form",
 		"http://metadata.google.internal/computeMetadata/v1": "cloud metadata service",
 		"http://METADATA.GOOGLE.INTERNAL./":                  "cloud metadata service",
 		"http://metadata/":                                   "cloud metadata service",
