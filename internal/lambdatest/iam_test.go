@@ -24,6 +24,7 @@ import (
 	"github.com/aws/smithy-go"
 	"github.com/awslabs/goformation/v7/cloudformation/serverless"
 
+	"github.com/mainguard/mainguard/internal/samtemplate"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 )
 
@@ -93,12 +94,12 @@ func grantsOf(fn *serverless.Function) []grant {
 			var attrs []string
 			if c, ok := st["Condition"].(map[string]any); ok {
 				m, _ := c["ForAllValues:StringEquals"].(map[string]any)
-				attrs = strs(m["dynamodb:Attributes"])
+				attrs = samtemplate.PolicyStrings(m["dynamodb:Attributes"])
 				if attrs == nil {
 					attrs = []string{} // a condition we do not know allows nothing
 				}
 			}
-			for _, a := range strs(st["Action"]) {
+			for _, a := range samtemplate.PolicyStrings(st["Action"]) {
 				if strings.HasPrefix(a, "dynamodb:") {
 					gs = append(gs, grant{a, attrs})
 				}
@@ -106,22 +107,6 @@ func grantsOf(fn *serverless.Function) []grant {
 		}
 	}
 	return gs
-}
-
-func strs(v any) []string {
-	switch v := v.(type) {
-	case string:
-		return []string{v}
-	case []any:
-		var out []string
-		for _, e := range v {
-			if s, ok := e.(string); ok {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	return nil
 }
 
 // allowed authorizes one request of the function name: every action it

@@ -648,7 +648,7 @@ func statementActions(id string, raw any, add func(string, ...any)) []string {
 			add("%s: statement %q: unexpected %s", id, sid, k)
 		}
 	}
-	if res := stringsOf(st["Resource"]); !slices.Equal(res, statementResources[sid]) {
+	if res := samtemplate.PolicyStrings(st["Resource"]); !slices.Equal(res, statementResources[sid]) {
 		add("%s: statement %q: resources %q, want %q", id, sid, res, statementResources[sid])
 	}
 	cond := ""
@@ -656,38 +656,18 @@ func statementActions(id string, raw any, add func(string, ...any)) []string {
 		for op, kv := range c {
 			m, _ := kv.(map[string]any)
 			for k, v := range m {
-				cond = fmt.Sprintf(" if %s %s = %s", op, k, strings.Join(stringsOf(v), ", "))
+				cond = fmt.Sprintf(" if %s %s = %s", op, k, strings.Join(samtemplate.PolicyStrings(v), ", "))
 			}
 		}
 	}
 	var out []string
-	for _, a := range stringsOf(st["Action"]) {
+	for _, a := range samtemplate.PolicyStrings(st["Action"]) {
 		if strings.Contains(a, "*") || !strings.Contains(a, ":") {
 			add("%s: statement %q: action %q is a wildcard", id, sid, a)
 		}
 		out = append(out, sid+": "+a+cond)
 	}
 	return out
-}
-
-// stringsOf is a policy field (a string or a list of them) as a list,
-// an intrinsic function as its argument.
-func stringsOf(v any) []string {
-	switch v := v.(type) {
-	case string:
-		return []string{v}
-	case []any:
-		var out []string
-		for _, e := range v {
-			out = append(out, stringsOf(e)...)
-		}
-		return out
-	case map[string]any:
-		for _, a := range v {
-			return stringsOf(a)
-		}
-	}
-	return nil
 }
 
 // checkSecrets wants the function's secrets (functionSecrets) named in its
