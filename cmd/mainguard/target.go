@@ -118,7 +118,7 @@ func (t *target) open(e *env) (*app.App, error) {
 		if err != nil {
 			return nil, fmt.Errorf("aws configuration: %w", err)
 		}
-		opt.DB, opt.AWS = dynamodb.NewFromConfig(awsCfg), &awsCfg
+		opt.DB, opt.AWS, opt.Deployed = dynamodb.NewFromConfig(awsCfg), &awsCfg, true
 	}
 	return app.New(e.ctx, cfg, opt)
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testview"
-	"github.com/mainguard/mainguard/shared/webhooks"
 )
 
 // eventTypes are the webhook event types an endpoint can filter on
@@ -22,10 +21,6 @@ var eventTypes = func() []string {
 	}
 	return types
 }()
-
-// webhookGuard checks endpoint addresses when they are added; the
-// deliverer's dialer checks again on every delivery.
-var webhookGuard = webhooks.Guard{}
 
 // parseEventTypes reads --events: known types, each once; empty is every
 // type.

@@ -25,7 +25,7 @@ func webhookAdd(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	ep, err := webhooks.NewEndpoint(e.ctx, webhookGuard, *url, types)
+	ep, err := webhooks.NewEndpoint(e.ctx, a.Guard, *url, types)
 	if err != nil {
 		return clientError(err)
 	}

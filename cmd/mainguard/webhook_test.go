@@ -93,7 +93,7 @@ func (h *hook) got() ([]string, []bool) {
 func deliverNow(t *testing.T, e map[string]string) {
 	t.Helper()
 	s := tableOf(t, e)
-	d := &webhooks.Deliverer{Store: s}
+	d := &webhooks.Deliverer{Store: s, Sender: &webhooks.Sender{Client: webhooks.NewClient(webhooks.Guard{AllowLoopback: true})}}
 	if _, err := d.Run(context.Background(), "acme"); err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestWebhookCommandLine(t *testing.T) {
 		{"no subcommand", []string{"webhook"}, 2, "webhook needs a command"},
 		{"unknown subcommand", []string{"webhook", "frob"}, 2, `unknown command "webhook frob"`},
 		{"add without url", []string{"webhook", "add", "--org", "acme"}, 2, "needs --url"},
-		{"metadata address", []string{"webhook", "add", "--org", "acme", "--url", "http://169.254.169.254/latest"}, 1, "link-local or metadata"},
+		{"metadata address", []string{"webhook", "add", "--org", "acme", "--url", "http://169.254.169.254/latest"}, 1, "not a public address (cloud metadata)"},
 		{"decimal metadata address", []string{"webhook", "add", "--org", "acme", "--url", "http://2852039166/"}, 1, "non-standard form"},
 		{"not http", []string{"webhook", "add", "--org", "acme", "--url", "file:///etc/passwd"}, 1, "http or https"},
 		{"unknown event type", []string{"webhook", "add", "--org", "acme", "--url", "http://127.0.0.1:1/", "--events", "test_case.status_changed,test_case.deleted"}, 2, `unknown event type "test_case.deleted"`},
@@ -157,6 +157,66 @@ func TestWebhookCommandLine(t *testing.T) {
 	// Nothing refused was stored.
 	if out, _, code := mg(t, e, "webhook", "list", "--org", "acme"); code != 0 || out != "" {
 		t.Errorf("endpoints after refusals: %d %q", code, out)
+	}
+}
+
+// TestWebhookAddRefusesAddresses: `webhook add` refuses one address of
+// every refused class, in IPv4 and IPv6 forms, and stores none of them; the
+// local server's own receivers on loopback are taken, and the private
+// switch opens private networks but not metadata addresses. (Deployed, the
+// same guard without loopback: shared/webhooks' tests.)
+func TestWebhookAddRefusesAddresses(t *testing.T) {
+	t.Parallel()
+	e := localEnv(t, nil)
+	if _, _, code := mg(t, e, "org", "create", "--slug", "acme"); code != 0 {
+		t.Fatal("org create failed")
+	}
+	refused := map[string]string{ // url → the class the refusal names
+		"http://0.0.0.0:8080/":                     "unspecified",
+		"http://[::]/":                             "unspecified",
+		"http://10.0.0.1/":                         "private",
+		"http://192.168.1.10/":                     "private",
+		"http://[::ffff:10.0.0.1]/":                "private",
+		"http://[fd12:3456::1]/":                   "private",
+		"http://100.64.0.1/":                       "shared",
+		"http://198.18.0.1/":                       "benchmark",
+		"http://169.254.1.1/":                      "link-local",
+		"http://[fe80::1]/":                        "link-local",
+		"http://169.254.169.254/latest/meta-data/": "cloud metadata",
+		"http://[fd00:ec2::254]/":                  "cloud metadata",
+		"http://[::ffff:a9fe:a9fe]/":               "cloud metadata",
+		"http://[64:ff9b::a9fe:a9fe]/":             "cloud metadata",
+		"http://168.63.129.16/":                    "cloud metadata",
+		"http://100.100.100.200/":                  "cloud metadata",
+		"http://192.0.0.192/":                      "cloud metadata",
+		"http://metadata.google.internal/":         "cloud metadata service",
+		"http://0xa9fea9fe/":                       "non-standard form",
+		"http://0251.0376.0251.0376/":              "non-standard form",
+		"http://2852039166/":                       "non-standard form",
+	}
+	for url, class := range refused {
+		_, errOut, code := mg(t, e, "webhook", "add", "--org", "acme", "--url", url)
+		if code != 1 || !strings.Contains(errOut, class) {
+			t.Errorf("webhook add %s: exit %d, %q; want 1 naming %q", url, code, errOut, class)
+		}
+	}
+	if out, _, code := mg(t, e, "webhook", "list", "--org", "acme"); code != 0 || out != "" {
+		t.Errorf("endpoints after refusals: %d %q", code, out)
+	}
+	for _, url := range []string{"http://127.0.0.1:9/hook", "http://[::1]:9/hook"} {
+		if _, errOut, code := mg(t, e, "webhook", "add", "--org", "acme", "--url", url); code != 0 {
+			t.Errorf("local server, %s: exit %d %q", url, code, errOut)
+		}
+	}
+	sw := map[string]string{"WEBHOOK_INTERNAL_NETWORKS": "allow"}
+	for k, v := range e {
+		sw[k] = v
+	}
+	for url, ok := range map[string]bool{"http://10.0.0.1/": true, "http://[fd12:3456::1]/": true, "http://100.64.0.1/": true,
+		"http://100.100.100.200/": false, "http://169.254.169.254/": false, "http://[fe80::1]/": false} {
+		if _, errOut, code := mg(t, sw, "webhook", "add", "--org", "acme", "--url", url); (code == 0) != ok {
+			t.Errorf("WEBHOOK_INTERNAL_NETWORKS=allow, %s: exit %d %q, want accepted=%v", url, code, errOut, ok)
+		}
 	}
 }
 

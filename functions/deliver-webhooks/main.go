@@ -13,6 +13,6 @@ import (
 
 func main() {
 	lambdafn.EventMain(func(_ context.Context, b *lambdafn.Base) (func(context.Context, events.DynamoDBEvent) error, error) {
-		return webhooks.NewDeliverer(b.Store, b.Now, b.Log, webhooks.Guard{}).DeliverStream, nil
+		return webhooks.NewDeliverer(b.Store, b.Now, b.Log, webhooks.Guard{AllowPrivate: b.Config.WebhookInternalNetworks}).DeliverStream, nil
 	})
 }

@@ -121,17 +121,20 @@ func newWorld(t *testing.T) world {
 	return world{table: table, gh: gh, s3: testkit.S3(t, "mainguard-bundles")}
 }
 
-// deployment holds the Secrets Manager stand-in with the stack's secrets.
+// deployment holds the Secrets Manager stand-in with the stack's secrets,
+// and the table's IAM, which allows each function what its policy
+// statements do.
 type deployment struct {
 	sm   *secretsim.Server
 	url  string
 	arns map[string]string // the template's logical id → ARN
+	iam  *tableIAM
 }
 
 func newDeployment(t *testing.T) deployment {
 	t.Helper()
 	sm := secretsim.New("us-east-1")
-	d := deployment{sm: sm, url: sm.Start(t), arns: map[string]string{}}
+	d := deployment{sm: sm, url: sm.Start(t), arns: map[string]string{}, iam: newTableIAM()}
 	app, _ := json.Marshal(github.AppSecret{AppID: appID, PrivateKey: strings.ReplaceAll(keyPEM(), "\n", `\n`)})
 	for id, v := range map[string]string{
 		"GitHubAppSecret": string(app), "GitHubWebhookSecret": webhookSecret,
@@ -193,7 +196,7 @@ func (d deployment) environment(t *testing.T, w world, folder string) map[string
 		}
 	}
 	for k, v := range map[string]string{
-		"DYNAMODB_ENDPOINT": storetest.Endpoint(), "S3_ENDPOINT": w.s3, "SECRETSMANAGER_ENDPOINT": d.url,
+		"DYNAMODB_ENDPOINT": d.iam.endpoint(t, folder, fn), "S3_ENDPOINT": w.s3, "SECRETSMANAGER_ENDPOINT": d.url,
 		"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": key, "AWS_SECRET_ACCESS_KEY": secretKeyOf(folder),
 		"AWS_SESSION_TOKEN": "session-" + folder, "AWS_LAMBDA_FUNCTION_NAME": folder,
 	} {
@@ -465,6 +468,21 @@ func TestFunctionsAnswerAsTheLocalServer(t *testing.T) {
 			t.Errorf("no step drives %s", f)
 		}
 	}
+	// Every function did its work with the table actions its policy
+	// statements grant (template.yaml; shared/app's functionActions).
+	d.iam.mu.Lock()
+	if len(d.iam.denied) > 0 {
+		t.Errorf("requests IAM would refuse: %q", d.iam.denied)
+	}
+	for _, f := range []string{"status", "get-queue", "create-queue", "scheduler"} {
+		if len(d.iam.calls[f]) == 0 {
+			t.Errorf("%s made no request through its table endpoint", f)
+		}
+	}
+	for f := range fns {
+		t.Logf("%s used %v", f, d.iam.calls[f])
+	}
+	d.iam.mu.Unlock()
 	// The functions read the secrets they needed, with their own keys only.
 	for f, want := range map[string]bool{"github-webhook": true, "list-unhealthy-tests": true, "fold-queue-commands": true, "get-queue": false, "status": false} {
 		if got := d.sm.Calls(keyOf(f), "GetSecretValue") > 0; got != want {

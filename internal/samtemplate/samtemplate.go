@@ -88,3 +88,25 @@ func LogicalID(folder string) string {
 	}
 	return b.String() + "Function"
 }
+
+// PolicyStrings is a field of a policy statement as parsed (a string, a
+// list of them, an intrinsic function) as a list of strings, an intrinsic
+// function as its argument: template_test and internal/lambdatest read
+// the functions' statements with it.
+func PolicyStrings(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		var out []string
+		for _, e := range v {
+			out = append(out, PolicyStrings(e)...)
+		}
+		return out
+	case map[string]any:
+		for _, a := range v {
+			return PolicyStrings(a)
+		}
+	}
+	return nil
+}

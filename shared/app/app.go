@@ -40,7 +40,9 @@ type App struct {
 	Uploads uploadapi.Uploads
 	// Webhooks drains the organizations' outboxes into their endpoints
 	// (contract 4); Guard is the check on endpoint addresses it dials
-	// through, which the administration program applies when adding one.
+	// through, which the administration program applies when adding one:
+	// the local server's (its own receivers on loopback allowed), or the
+	// deployed one when Options.Deployed.
 	Webhooks *webhooks.Deliverer
 	Guard    webhooks.Guard
 	// MergeQueue serves the merge-queue endpoints and GitHub's webhook;
@@ -69,6 +71,11 @@ type Options struct {
 	// AWS is the SDK configuration for the bundle bucket outside Lambda
 	// (the administration program's --aws); nil: lambdafn.AWSConfig.
 	AWS *aws.Config
+	// Deployed says the App works on a deployment's table from outside
+	// (the administration program's --aws): the endpoints it adds are
+	// delivered by the deployed functions, so it checks them with their
+	// guard, which refuses loopback. Otherwise it is the local server.
+	Deployed bool
 }
 
 // New builds the service.
@@ -82,6 +89,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 		return nil, err
 	}
 	a.Health = healthsvc.New(b.Store, a.Bundles, testview.Viewer{PublicAppURL: cfg.PublicAppURL}, b.Now, b.NewID, b.Log)
+	a.Guard = webhooks.Guard{AllowLoopback: !opt.Deployed, AllowPrivate: cfg.WebhookInternalNetworks}
 	a.Webhooks = webhooks.NewDeliverer(b.Store, b.Now, b.Log, a.Guard)
 	mq, err := queueapi.New(queueapi.Setup{Config: b.Config, Store: b.Store, Now: b.Now, NewID: opt.NewUUID, Log: b.Log, GitHub: opt.GitHub})
 	if err != nil {

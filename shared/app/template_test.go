@@ -25,26 +25,80 @@ import (
 	"github.com/mainguard/mainguard/shared/store/storetest"
 )
 
-// readOnlyFunctions only read the table: they get DynamoDBReadPolicy and
-// nothing more. Every other function writes and needs DynamoDBCrudPolicy.
-var readOnlyFunctions = map[string]bool{
-	"status":                true,
-	"get-test-details":      true,
-	"get-quarantine-config": true,
-	"label-failures":        true,
-	// merge-queue reads
-	"get-queue":                       true,
-	"get-submitted-pull-request":      true,
-	"get-merge-queue-testing-details": true,
-	"list-pull-requests":              true,
-	// get-merge-queue-metrics reads queues and their transitions only.
-	"get-merge-queue-metrics": true,
+// The IAM actions a function may be granted on the table, by kind. A
+// transaction's Put, Update, Delete and ConditionCheck are authorized as
+// PutItem, UpdateItem, DeleteItem and ConditionCheckItem; a batch as
+// BatchGetItem or BatchWriteItem (AWS, "Using IAM with DynamoDB
+// transactions").
+var (
+	tableReads  = []string{"dynamodb:BatchGetItem", "dynamodb:GetItem", "dynamodb:Query"}
+	tableWrites = []string{"dynamodb:ConditionCheckItem", "dynamodb:DeleteItem", "dynamodb:PutItem", "dynamodb:UpdateItem"}
+	// rateLimit is the organization rate limit's write (store.TakeTokens),
+	// which every authenticated request makes: UpdateItem of the bucket's
+	// own attributes only, so a reader can write nothing else.
+	rateLimit = "dynamodb:UpdateItem if ForAllValues:StringEquals dynamodb:Attributes = PK, SK, full_at, ttl"
+)
+
+// functionActions are the IAM actions each function's policies grant (its
+// policy statements, by Sid), beside its secrets (functionSecrets) and the
+// stream reads SAM adds for deliver-webhooks' event source. Nothing else:
+// no wildcard, no managed policy, no SAM policy template but the secret
+// one. The sets are what each function's binary can call (the DynamoDB
+// client's and package blobs' methods its linker keeps, README "What each
+// function can touch"); the readers, whose binaries link writers they
+// never call, get reads and the rate limit's write only, and
+// internal/lambdatest runs every function with exactly these actions
+// enforced.
+var functionActions = map[string][]string{
+	"status":  {"Table: dynamodb:GetItem"}, // public: reads the health item only
+	"openapi": nil,                         // serves the embedded OpenAPI document
+	// readers
+	"get-test-details":                reader(),
+	"get-quarantine-config":           reader(),
+	"label-failures":                  reader(),
+	"list-quarantined-tests":          reader(),
+	"list-unhealthy-tests":            reader(),
+	"list-failing-tests":              reader(),
+	"get-queue":                       reader(),
+	"get-submitted-pull-request":      reader(),
+	"get-merge-queue-testing-details": reader(),
+	"list-pull-requests":              reader(),
+	"get-merge-queue-metrics":         reader(),
+	// writers
+	"link-ticket-to-test-case":      table(tableReads, tableWrites),
+	"create-bundle-upload":          append(table(tableReads, tableWrites), "Bundles: s3:PutObject"), // signs the PUT address
+	"deliver-webhooks":              table([]string{"dynamodb:GetItem", "dynamodb:Query"}, tableWrites),
+	"ingest-bundle":                 append(table(tableReads, tableWrites, batchWrite), "BundleListing: s3:ListBucket", "Bundles: s3:GetObject"),
+	"scheduler":                     append(table(tableReads, tableWrites, batchWrite), "BundleListing: s3:ListBucket", "Bundles: s3:GetObject", "Bundles: s3:PutObject"),
+	"cancel-pull-request":           table(tableReads, tableWrites, batchWrite),
+	"create-queue":                  table(tableReads, tableWrites, batchWrite),
+	"delete-queue":                  table(tableReads, tableWrites, batchWrite),
+	"fold-queue-commands":           table(tableReads, tableWrites, batchWrite),
+	"github-webhook":                table(tableReads, tableWrites, batchWrite),
+	"restart-tests-on-pull-request": table(tableReads, tableWrites, batchWrite),
+	"set-impacted-targets":          table(tableReads, tableWrites, batchWrite),
+	"submit-pull-request":           table(tableReads, tableWrites, batchWrite),
+	"update-queue":                  table(tableReads, tableWrites, batchWrite),
+	// The web app pauses, cancels and overrides quarantine itself.
+	"web": table(tableReads, tableWrites, batchWrite),
 }
 
-// tablelessFunctions never touch the table: they get no table policy.
-var tablelessFunctions = map[string]bool{
-	"openapi": true, // serves the embedded OpenAPI document
+var batchWrite = []string{"dynamodb:BatchWriteItem"}
+
+// table is the Table statement's actions, as functionActions lists them.
+func table(sets ...[]string) []string {
+	var out []string
+	for _, s := range sets {
+		for _, a := range s {
+			out = append(out, "Table: "+a)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
+
+// reader is what a read endpoint is granted: reads, and the rate limit.
+func reader() []string { return append(table(tableReads), "RateLimit: "+rateLimit) }
 
 // functionSecrets are the deployment's secrets each function reads, and
 // no others: its environment names each one's ARN (config.SecretVar, a
@@ -231,17 +285,42 @@ func TestTemplateChecker(t *testing.T) {
 			func(_ *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, mk *string) {
 				*mk = strings.ReplaceAll(*mk, "$(call lambda,status)", "$(call lambda,get-test-details)")
 			}},
-		{"writer with a read policy only", "LinkTicketToTestCaseFunction: writes (not in readOnlyFunctions) but has no DynamoDBCrudPolicy on Table",
+		{"writer with a reader's policy", "LinkTicketToTestCaseFunction: grants",
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
-				fn(tpl, "LinkTicketToTestCaseFunction").Policies = fn(tpl, "StatusFunction").Policies
+				fn(tpl, "LinkTicketToTestCaseFunction").Policies = fn(tpl, "GetTestDetailsFunction").Policies
 			}},
-		{"tableless function with a table policy", "OpenapiFunction: touches no table but has a table policy",
+		{"tableless function with a table policy", "OpenapiFunction: grants",
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
 				fn(tpl, "OpenapiFunction").Policies = fn(tpl, "StatusFunction").Policies
 			}},
-		{"reader with a write policy", "GetTestDetailsFunction: read-only but has a write policy",
+		{"reader with a writer's policy", "GetTestDetailsFunction: grants",
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
 				fn(tpl, "GetTestDetailsFunction").Policies = fn(tpl, "LinkTicketToTestCaseFunction").Policies
+			}},
+		{"wildcard action", `GetQueueFunction: statement "Table": action "dynamodb:*" is a wildcard`,
+			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
+				st := (*fn(tpl, "GetQueueFunction").Policies.IAMPolicyDocumentArray)[0].Statement[0].(map[string]any)
+				st["Action"] = []any{"dynamodb:*"}
+			}},
+		{"wildcard resource", `IngestBundleFunction: statement "Bundles": resources ["*"]`,
+			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
+				for _, st := range (*fn(tpl, "IngestBundleFunction").Policies.IAMPolicyDocumentArray)[0].Statement {
+					if st.(map[string]any)["Sid"] == "Bundles" {
+						st.(map[string]any)["Resource"] = "*"
+					}
+				}
+			}},
+		{"rate limit unconditioned", "ListPullRequestsFunction: grants",
+			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
+				for _, st := range (*fn(tpl, "ListPullRequestsFunction").Policies.IAMPolicyDocumentArray)[0].Statement {
+					delete(st.(map[string]any), "Condition")
+				}
+			}},
+		{"wide SAM template", "SchedulerFunction: a SAM policy template other than AWSSecretsManagerGetSecretValuePolicy",
+			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
+				f := fn(tpl, "SchedulerFunction")
+				*f.Policies.SAMPolicyTemplateArray = append(*f.Policies.SAMPolicyTemplateArray, serverless.Function_SAMPolicyTemplate{
+					S3CrudPolicy: &serverless.Function_BucketSAMPT{BucketName: "mainguard-bundles"}})
 			}},
 		{"attribute definition differs", "Table: AttributeDefinitions [GSI1PK:N GSI1SK:S GSI2PK:S GSI2SK:S PK:S SK:S], store.TableSpec has [GSI1PK:S GSI1SK:S GSI2PK:S GSI2SK:S PK:S SK:S]",
 			func(tpl *cloudformation.Template, _ *[]string, _ *[]api.Endpoint, _ *string) {
@@ -532,44 +611,84 @@ func checkTemplate(tpl *cloudformation.Template, folders []string, endpoints []a
 	return problems
 }
 
+// checkPolicies wants the function's policy statements to grant exactly
+// functionActions[folder], each on its own resources, none a wildcard.
 func checkPolicies(id, folder string, fn *serverless.Function, add func(string, ...any)) {
-	var read, crud, write bool
-	if fn.Policies != nil && fn.Policies.SAMPolicyTemplateArray != nil {
-		for _, p := range *fn.Policies.SAMPolicyTemplateArray {
-			if p.DynamoDBReadPolicy != nil {
-				read = read || p.DynamoDBReadPolicy.TableName == tableID
-			}
-			if p.DynamoDBCrudPolicy != nil {
-				crud = crud || p.DynamoDBCrudPolicy.TableName == tableID
-				write = true
-			}
-			if p.DynamoDBWritePolicy != nil {
-				write = true
-			}
-		}
-	}
+	var got []string
 	if fn.Policies != nil && fn.Policies.StringArray != nil {
 		for _, s := range *fn.Policies.StringArray {
-			if s != "" { // managed policies are broader than the templates
-				add("%s: managed policy %q; use the SAM DynamoDB policy templates", id, s)
+			if s != "" {
+				add("%s: managed policy %q; grant actions in a Statement", id, s)
 			}
 		}
 	}
-	switch {
-	case tablelessFunctions[folder]:
-		if read || write || crud {
-			add("%s: touches no table but has a table policy", id)
+	if fn.Policies != nil && fn.Policies.SAMPolicyTemplateArray != nil {
+		for _, p := range *fn.Policies.SAMPolicyTemplateArray {
+			p.AWSSecretsManagerGetSecretValuePolicy = nil
+			if !reflect.ValueOf(p).IsZero() {
+				add("%s: a SAM policy template other than AWSSecretsManagerGetSecretValuePolicy (their actions are wider than a function needs)", id)
+			}
 		}
-	case readOnlyFunctions[folder]:
-		if !read {
-			add("%s: no DynamoDBReadPolicy on %s", id, tableID)
-		}
-		if write {
-			add("%s: read-only but has a write policy (least privilege: DynamoDBReadPolicy only)", id)
-		}
-	case !crud:
-		add("%s: writes (not in readOnlyFunctions) but has no DynamoDBCrudPolicy on %s", id, tableID)
 	}
+	if fn.Policies != nil && fn.Policies.IAMPolicyDocumentArray != nil {
+		for _, doc := range *fn.Policies.IAMPolicyDocumentArray {
+			for _, raw := range doc.Statement {
+				got = append(got, statementActions(id, raw, add)...)
+			}
+		}
+	}
+	slices.Sort(got)
+	want, ok := functionActions[folder]
+	want = slices.Sorted(slices.Values(want))
+	if !ok {
+		add("%s: not in functionActions", id)
+	}
+	if !slices.Equal(got, want) {
+		add("%s: grants %q, functionActions has %q", id, got, want)
+	}
+}
+
+// statementResources are the resources each statement may name.
+var statementResources = map[string][]string{
+	"Table":         {"${Table.Arn}", "${Table.Arn}/index/*"},
+	"RateLimit":     {"${Table.Arn}"},
+	"Bundles":       {"arn:${AWS::Partition}:s3:::mainguard-bundles/bundles/*"}, // ${BundleBucketName} as parsed
+	"BundleListing": {"arn:${AWS::Partition}:s3:::mainguard-bundles"},
+}
+
+// statementActions reads one policy statement as "Sid: action" strings,
+// with " if <condition>" when it has one, and names what is wrong with it.
+func statementActions(id string, raw any, add func(string, ...any)) []string {
+	st, _ := raw.(map[string]any)
+	sid, _ := st["Sid"].(string)
+	if st["Effect"] != "Allow" || st["NotAction"] != nil || st["NotResource"] != nil {
+		add("%s: statement %q: want Effect Allow with Action and Resource", id, sid)
+	}
+	for k := range st {
+		if !slices.Contains([]string{"Sid", "Effect", "Action", "Resource", "Condition"}, k) {
+			add("%s: statement %q: unexpected %s", id, sid, k)
+		}
+	}
+	if res := samtemplate.PolicyStrings(st["Resource"]); !slices.Equal(res, statementResources[sid]) {
+		add("%s: statement %q: resources %q, want %q", id, sid, res, statementResources[sid])
+	}
+	cond := ""
+	if c, ok := st["Condition"].(map[string]any); ok {
+		for op, kv := range c {
+			m, _ := kv.(map[string]any)
+			for k, v := range m {
+				cond = fmt.Sprintf(" if %s %s = %s", op, k, strings.Join(samtemplate.PolicyStrings(v), ", "))
+			}
+		}
+	}
+	var out []string
+	for _, a := range samtemplate.PolicyStrings(st["Action"]) {
+		if strings.Contains(a, "*") || !strings.Contains(a, ":") {
+			add("%s: statement %q: action %q is a wildcard", id, sid, a)
+		}
+		out = append(out, sid+": "+a+cond)
+	}
+	return out
 }
 
 // checkSecrets wants the function's secrets (functionSecrets) named in its

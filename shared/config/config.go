@@ -36,6 +36,12 @@ type Config struct {
 	// PublicAPIURL (PUBLIC_API_URL) is the API's own base address, ending
 	// in /v1, for the local server's signed upload addresses.
 	PublicAPIURL string
+	// WebhookInternalNetworks (WEBHOOK_INTERNAL_NETWORKS=allow; default
+	// refuse) lets outbound webhooks reach private networks (10/8,
+	// 172.16/12, 192.168/16, 100.64/10, 198.18/15, fc00::/7): for a
+	// deployment whose receivers live on its own network. Loopback, link-
+	// local and cloud metadata addresses stay refused (webhooks.Guard).
+	WebhookInternalNetworks bool
 
 	// GitHub, for the merge queue (contract 3.8). Deployed, a GitHub App
 	// whose id and key are the Secrets Manager secret SecretGitHubApp, and
@@ -176,6 +182,13 @@ func FromEnv(getenv func(string) string) (Config, error) {
 		problems = append(problems, fmt.Sprintf("GITHUB_API_URL must be an http(s) address, got %q", c.GitHubAPIURL))
 	}
 	c.GitHubWebURL = GitHubWebURLOf(c.GitHubAPIURL)
+	switch v := getenv("WEBHOOK_INTERNAL_NETWORKS"); v {
+	case "", "refuse":
+	case "allow":
+		c.WebhookInternalNetworks = true
+	default:
+		problems = append(problems, fmt.Sprintf("WEBHOOK_INTERNAL_NETWORKS must be allow or refuse, got %q", v))
+	}
 	c.MergeQueueTickPageSize = 25
 	if v := getenv("MERGE_QUEUE_PAGE_SIZE"); v != "" {
 		n, err := strconv.Atoi(v)

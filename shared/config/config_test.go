@@ -11,7 +11,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.TableName != "mainguard" || c.RateLimit != 100 || c.RateBurst != 200 || c.AuthCacheTTL != 30*time.Second || c.EnumCase != "upper" || c.Region != "" {
+	if c.TableName != "mainguard" || c.WebhookInternalNetworks || c.RateLimit != 100 || c.RateBurst != 200 || c.AuthCacheTTL != 30*time.Second || c.EnumCase != "upper" || c.Region != "" {
 		t.Errorf("defaults: %+v", c)
 	}
 	c, _ = FromEnv(func(k string) string { return map[string]string{"DYNAMODB_ENDPOINT": "http://127.0.0.1:8000"}[k] })
@@ -22,12 +22,12 @@ func TestDefaults(t *testing.T) {
 
 func TestProblemsAreNamed(t *testing.T) {
 	_, err := FromEnv(func(k string) string {
-		return map[string]string{"ENUM_CASE": "camel", "RATE_LIMIT_RPS": "fast", "PUBLIC_APP_URL": "ftp://x", "LOG_LEVEL": "loud"}[k]
+		return map[string]string{"ENUM_CASE": "camel", "RATE_LIMIT_RPS": "fast", "PUBLIC_APP_URL": "ftp://x", "LOG_LEVEL": "loud", "WEBHOOK_INTERNAL_NETWORKS": "yes"}[k]
 	})
 	if err == nil {
 		t.Fatal("bad configuration accepted")
 	}
-	for _, name := range []string{"ENUM_CASE", "RATE_LIMIT_RPS", "PUBLIC_APP_URL", "LOG_LEVEL"} {
+	for _, name := range []string{"ENUM_CASE", "RATE_LIMIT_RPS", "PUBLIC_APP_URL", "LOG_LEVEL", "WEBHOOK_INTERNAL_NETWORKS"} {
 		if !strings.Contains(err.Error(), name) {
 			t.Errorf("error does not name %s: %v", name, err)
 		}
@@ -52,6 +52,15 @@ func TestGitHubWebURL(t *testing.T) {
 		c, err := FromEnv(func(k string) string { return map[string]string{"GITHUB_API_URL": api}[k] })
 		if err != nil || c.GitHubWebURL != want {
 			t.Errorf("GITHUB_API_URL=%q: GitHubWebURL %q, %v", api, c.GitHubWebURL, err)
+		}
+	}
+}
+
+func TestWebhookInternalNetworks(t *testing.T) {
+	for v, want := range map[string]bool{"": false, "refuse": false, "allow": true} {
+		c, err := FromEnv(func(k string) string { return map[string]string{"WEBHOOK_INTERNAL_NETWORKS": v}[k] })
+		if err != nil || c.WebhookInternalNetworks != want {
+			t.Errorf("WEBHOOK_INTERNAL_NETWORKS=%q: %v %v, want %v", v, c.WebhookInternalNetworks, err, want)
 		}
 	}
 }

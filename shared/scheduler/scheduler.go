@@ -75,7 +75,7 @@ func Function(_ context.Context, b *lambdafn.Base) (func(context.Context) error,
 	s := &Scheduler{
 		Health:   healthsvc.New(b.Store, bundles, testview.Viewer{PublicAppURL: b.Config.PublicAppURL}, b.Now, b.NewID, b.Log),
 		Queues:   d,
-		Webhooks: webhooks.NewDeliverer(b.Store, b.Now, b.Log, webhooks.Guard{}),
+		Webhooks: webhooks.NewDeliverer(b.Store, b.Now, b.Log, webhooks.Guard{AllowPrivate: b.Config.WebhookInternalNetworks}),
 		Log:      b.Log,
 	}
 	return s.Tick, nil

@@ -29,7 +29,7 @@ var benchBody = []byte(`{"type":"pull_request.merged","action":"merged","status"
 // stored.
 func BenchmarkSignedPost(b *testing.B) {
 	srv := fastReceiver(b)
-	s := &webhooks.Sender{}
+	s := &webhooks.Sender{Client: webhooks.NewClient(local)}
 	secret := []string{webhooks.NewSecret()}
 	b.ResetTimer()
 	for i := range b.N {

@@ -37,7 +37,7 @@ func newFixture(t testing.TB) *fixture {
 func (f *fixture) endpoint(t testing.TB, answer func(int) int, types ...string) (*receiver, store.WebhookEndpoint) {
 	t.Helper()
 	rc := newReceiver(t, webhooks.NewSecret(), answer)
-	ep, err := webhooks.NewEndpoint(bg, webhooks.Guard{}, rc.srv.URL, types)
+	ep, err := webhooks.NewEndpoint(bg, local, rc.srv.URL, types)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +59,7 @@ func (f *fixture) event(t testing.TB, id, typ string) store.Event {
 }
 
 func (f *fixture) deliverer(timeout time.Duration) *webhooks.Deliverer {
-	return &webhooks.Deliverer{Store: f.s, Sender: &webhooks.Sender{Timeout: timeout}, Now: f.clk.Now}
+	return &webhooks.Deliverer{Store: f.s, Sender: &webhooks.Sender{Client: webhooks.NewClient(local), Timeout: timeout}, Now: f.clk.Now}
 }
 
 // run delivers at the given offset from t0 and returns the report.
@@ -239,7 +239,7 @@ func TestCrashOnlyDelays(t *testing.T) {
 		f := newFixture(t)
 		rc, _ := f.endpoint(t, always(200))
 		ev := f.event(t, "evt_1", "pull_request.merged")
-		crashing := &webhooks.Deliverer{Store: failingClaims{f.s}, Now: f.clk.Now}
+		crashing := &webhooks.Deliverer{Store: failingClaims{f.s}, Sender: localSender(), Now: f.clk.Now}
 		f.clk.Set(t0)
 		if _, err := crashing.Run(bg, "acme"); !errs.Is(err, errs.Unavailable) {
 			t.Fatalf("crashing deliverer: %v", err)
@@ -254,7 +254,7 @@ func TestCrashOnlyDelays(t *testing.T) {
 		f := newFixture(t)
 		rc, _ := f.endpoint(t, always(200))
 		ev := f.event(t, "evt_1", "pull_request.merged")
-		crashing := &webhooks.Deliverer{Store: failingRecords{f.s}, Now: f.clk.Now}
+		crashing := &webhooks.Deliverer{Store: failingRecords{f.s}, Sender: localSender(), Now: f.clk.Now}
 		f.clk.Set(t0)
 		if _, err := crashing.Run(bg, "acme"); !errs.Is(err, errs.Unavailable) {
 			t.Fatalf("crashing deliverer: %v", err)
@@ -298,7 +298,7 @@ func TestConcurrentDeliverersSendOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d := &webhooks.Deliverer{Store: f.s, Now: f.clk.Now, Batch: 3}
+			d := &webhooks.Deliverer{Store: f.s, Sender: localSender(), Now: f.clk.Now, Batch: 3}
 			if _, err := d.Run(bg, "acme"); err != nil {
 				t.Error(err)
 			}
@@ -420,3 +420,7 @@ func TestLaterEndpointGetsOnlyLaterEvents(t *testing.T) {
 		t.Errorf("%d events still pending", n)
 	}
 }
+
+// localSender sends as the local server does, to the tests' receivers on
+// 127.0.0.1.
+func localSender() *webhooks.Sender { return &webhooks.Sender{Client: webhooks.NewClient(local)} }

@@ -7,21 +7,30 @@
 // # Server-side request forgery
 //
 // An endpoint URL is chosen by a tenant and fetched by us, so it must not
-// reach what only we can reach. CheckURL runs when an endpoint is added
-// (http or https, a host, and neither the host nor any address it resolves
-// to is link-local or a cloud metadata address); the Sender's dialer checks
-// again after resolution, on the address actually dialled, so a name that
-// resolves differently later (DNS rebinding) gets nowhere. The refused
-// ranges are 169.254.0.0/16, fe80::/10 and fd00:ec2::254, also written as
-// IPv4-mapped, IPv4-compatible or NAT64 IPv6 addresses, and numeric hosts in
-// non-standard forms (2852039166, 0xa9fea9fe). Redirects are not followed
-// and no proxy is used, since either would dial an address we did not check.
+// reach what only we can reach. Guard.CheckURL runs when an endpoint is
+// added (http or https, a host, and neither the host nor any address it
+// resolves to is refused); the Sender's dialer checks again after
+// resolution (Guard.Control), on the address actually dialled, so a name
+// that resolves differently later (DNS rebinding) gets nowhere. Redirects
+// are not followed and no proxy is used, since either would dial an
+// address we did not check.
 //
-// Loopback and private ranges (127.0.0.0/8, 10/8, 172.16/12, 192.168/16,
-// fc00::/7 but the metadata address) are allowed on purpose: self-hosted
-// deployments post to services on their own network, and the tests post to
-// 127.0.0.1. A multi-tenant deployment that must keep tenants out of its
-// private network needs a network policy in front of the function as well.
+// Class sorts addresses by IANA's special-purpose registries; IPv4
+// addresses written in IPv6 (IPv4-mapped, IPv4-compatible, NAT64, 6to4)
+// are classed by the IPv4 address, and numeric hosts in non-standard
+// forms (2852039166, 0xa9fea9fe) are refused outright. Only public
+// addresses are reached by default. Two switches open more: AllowLoopback
+// for the local server, whose receivers are its own (webhook listen, the
+// tests), and AllowPrivate, the deployment's WEBHOOK_INTERNAL_NETWORKS, for
+// teams whose receivers live on their own network (private, shared and
+// benchmark space). Link-local, unspecified, multicast, reserved and the
+// clouds' metadata addresses are refused whatever the switches: nothing a
+// tenant may post to lives there, and metadata services hand out the
+// function's credentials.
+//
+// The delivery log, which the tenant reads, says "refused: private
+// address" or "connection failed", never the dial error: which addresses
+// refuse, time out or answer is a map of our network.
 //
 // # Delivery
 //

@@ -34,7 +34,8 @@ func NewClient(g Guard) *http.Client {
 
 // Sender makes single delivery attempts.
 type Sender struct {
-	// Client sends; nil uses NewClient(Guard{}).
+	// Client sends; nil uses NewClient(Guard{}), the deployed guard
+	// (public addresses only).
 	Client *http.Client
 	// Timeout bounds one attempt, answer and body included; 0 is
 	// DefaultTimeout.
@@ -102,13 +103,16 @@ func (s *Sender) Send(ctx context.Context, url string, secrets []string, id stri
 		res.StatusCode = resp.StatusCode
 	}
 	res.Latency = s.now().Sub(start)
+	// The log is the tenant's to read: it names what happened, never the
+	// dial error's text, which would tell a tenant what answers inside our
+	// network (connection refused here, a timeout there).
 	switch {
-	case errors.Is(err, errRefused):
-		res.Err = "refused: " + errRefused.Error()
+	case errors.Is(err, ErrRefused):
+		res.Err = "refused: " + ErrRefused.Error()
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.Err = fmt.Sprintf("no answer within %v", s.timeout())
 	case err != nil:
-		res.Err = truncate(err.Error())
+		res.Err = "connection failed"
 	case res.StatusCode < 200 || res.StatusCode > 299:
 		res.Err = fmt.Sprintf("HTTP %d", res.StatusCode)
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -644,7 +645,7 @@ func TestCompressionBomb(t *testing.T) {
 		{"default limits", Limits{}, `entry "junit/0" is larger than 256 MiB`},
 		// With the per-entry bound lifted, the total bound still refuses
 		// from the declared size.
-		{"entry limit lifted", Limits{MaxEntry: 4 << 30}, "larger than 512 MiB uncompressed"},
+		{"entry limit lifted", Limits{MaxEntry: 4 << 30}, "larger than 256 MiB uncompressed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -672,7 +673,7 @@ func TestCompressionBomb(t *testing.T) {
 	}
 }
 
-// TestTrailingBomb checks the decompressed-bytes bound itself: 1 GB of
+// TestTrailingBomb checks the decompressed-bytes bound itself: 1 GiB of
 // spaces after the tar archive declares no size, so only counting what
 // the decoder produces can stop it, and it must stop at the limit.
 func TestTrailingBomb(t *testing.T) {
@@ -701,8 +702,11 @@ func TestTrailingBomb(t *testing.T) {
 		lim    Limits
 		reason string
 	}{
-		{Limits{MaxUncompressed: 16 << 20}, "larger than 16 MiB uncompressed"},
-		{Limits{}, "larger than 512 MiB uncompressed"},
+		// With the ratio bound lifted, the decompressed-bytes bound stops
+		// it at the limit; by default the ratio stops it long before.
+		{Limits{MaxUncompressed: 16 << 20, MaxRatio: 1 << 30}, "larger than 16 MiB uncompressed"},
+		{Limits{MaxRatio: 1 << 30}, "larger than 256 MiB uncompressed"},
+		{Limits{}, "expands more than 250 times its compressed size"},
 	}
 	for _, tc := range tests {
 		var before, after runtime.MemStats
@@ -777,4 +781,126 @@ func BenchmarkReadBundle(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(runs)/b.Elapsed().Seconds(), "cases/s")
+}
+
+// bombJUnit is a JUnit report of about n bytes that is one XML comment:
+// runs of `every` dashes-free filler, each followed by 8 bytes no earlier
+// run predicts, so that it compresses about every/10 times (1,000× at
+// every = 10,000) rather than the millions of times a run of one byte does.
+func bombJUnit(n, every int) []byte {
+	var b bytes.Buffer
+	b.Grow(n + 64)
+	b.WriteString(`<?xml version="1.0" encoding="UTF-8"?>` + "\n<testsuites><!--")
+	filler := bytes.Repeat([]byte("x"), every)
+	x := uint64(0x9e3779b97f4a7c15)
+	for b.Len() < n {
+		b.Write(filler)
+		for range 8 {
+			x ^= x << 13
+			x ^= x >> 7
+			x ^= x << 17
+			b.WriteByte("abcdefghijklmnopqrstuvwxyz012345"[x%32])
+		}
+	}
+	b.WriteString("--></testsuites>\n")
+	return b.Bytes()
+}
+
+// bundleOf is a bundle holding meta.json and body as its one JUnit file,
+// written as the uploader writes it.
+func bundleOf(t testing.TB, body []byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := Write(&buf, WriteInput{Meta: testMeta(), JUnit: []File{{OriginalPath: "report.xml", Body: body}}}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestCompressionRatio: a 23 KB bundle that expands 1,000× (one XML
+// comment, the review's probe) is refused for its ratio after its first
+// megabytes, not after expanding to 23 MiB; the most compressible real
+// report we know, a suite of near-identical passing cases (70×), is
+// accepted.
+func TestCompressionRatio(t *testing.T) {
+	t.Parallel()
+	const raw = 23 << 20
+	b := bundleOf(t, bombJUnit(raw, 14_000))
+	ratio := float64(raw) / float64(len(b))
+	if ratio < 800 || ratio > 1300 {
+		t.Fatalf("bomb of %d bytes compresses to %d: ratio %.0f, want about 1,000", raw, len(b), ratio)
+	}
+	_, err := Read(bytes.NewReader(b), Limits{}, Handler{})
+	var e *Error
+	if !errors.As(err, &e) || !strings.Contains(e.Reason, "expands more than 250 times its compressed size") {
+		t.Fatalf("%d-byte bomb: Read = %v, want the ratio refusal", len(b), err)
+	}
+	var out, in int64
+	if _, err := fmt.Sscanf(e.Reason[strings.Index(e.Reason, "("):], "(%d bytes from %d)", &out, &in); err != nil {
+		t.Fatalf("reason %q: %v", e.Reason, err)
+	}
+	if out > raw/2 || out > 250*max(in, 64<<10)+(1<<20) {
+		t.Errorf("refused after decompressing %d of %d bytes (%d read): too late", out, raw, in)
+	}
+	t.Logf("%d-byte bomb (%.0f×): %s", len(b), ratio, e.Reason)
+
+	var same strings.Builder
+	same.WriteString("<testsuites><testsuite name=\"s\">\n")
+	for i := range 80_000 {
+		fmt.Fprintf(&same, "<testcase classname=\"com.acme.Foo\" name=\"test_%d\" time=\"0.001\"/>\n", i)
+	}
+	same.WriteString("</testsuite></testsuites>\n")
+	b = bundleOf(t, []byte(same.String()))
+	if same.Len() < RatioFloor+(1<<20) {
+		t.Fatalf("near-identical report of %d bytes does not reach the ratio check", same.Len())
+	}
+	sum, err := Read(bytes.NewReader(b), Limits{}, Handler{})
+	if err != nil || sum.Runs != 80_000 {
+		t.Errorf("near-identical report (%.0f×): %d runs, %v", float64(same.Len())/float64(len(b)), sum.Runs, err)
+	}
+}
+
+// BenchmarkBombRefusal reads a 23 KB bundle that expands 1,000× (bomb,
+// refused for its ratio) beside a typical report's bundle of about the
+// same compressed size (normal, accepted), and the bomb read without the
+// ratio bound, as before it (bomb-unbounded: 23 MiB expanded and parsed).
+// Compare the cpu-ns/op (ns/op counts other processes' time too).
+func BenchmarkBombRefusal(b *testing.B) {
+	bomb := bundleOf(b, bombJUnit(23<<20, 14_000))
+	normal := bundleOf(b, benchJUnit(7_000, 0))
+	b.Logf("bomb %d bytes compressed, normal %d", len(bomb), len(normal))
+	for _, bc := range []struct {
+		name   string
+		bundle []byte
+		lim    Limits
+		refuse bool
+	}{
+		{"normal", normal, Limits{}, false},
+		{"bomb", bomb, Limits{}, true},
+		// Without the ratio bound (as before it), the bomb expands whole.
+		{"bomb-unbounded", bomb, Limits{MaxRatio: 1 << 30}, false},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			cpu0 := cpuTime(b)
+			for b.Loop() {
+				_, err := Read(bytes.NewReader(bc.bundle), bc.lim, Handler{})
+				if (err != nil) != bc.refuse {
+					b.Fatalf("Read = %v", err)
+				}
+			}
+			// CPU time as well as ns/op: on a busy machine the wall
+			// clock also counts the time other processes ran.
+			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
