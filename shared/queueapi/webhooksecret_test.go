@@ -6,6 +6,9 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/store/storetest"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -51,13 +54,15 @@ func TestWebhookSecretRotation(t *testing.T) {
 		return secretsmanager.New(secretsmanager.Options{Region: "us-east-1", BaseEndpoint: aws.String(url),
 			Credentials: credentials.NewStaticCredentialsProvider("AKIDHOOK", "s", "")}), nil
 	}}
-	h := (&queueapi.Handlers{Secrets: managerReader{m, arn}, Now: time.Now}).GitHubWebhook()
+	db, table := storetest.NewTable(t) // each delivery id is counted once
+	h := (&queueapi.Handlers{Secrets: managerReader{m, arn}, Now: time.Now, Store: store.New(db, table, time.Now)}).GitHubWebhook()
 	body := []byte(`{"zen":"Keep it logically awesome.","hook_id":1}`)
 	deliver := func(secret string) int {
 		mac := hmac.New(sha256.New, []byte(secret))
 		mac.Write(body)
 		req := httptest.NewRequest(http.MethodPost, "/v1/github/webhook", bytes.NewReader(body))
 		req.Header.Set("X-GitHub-Event", "ping")
+		req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("d-%d", time.Now().UnixNano()))
 		req.Header.Set("X-Hub-Signature-256", "sha256="+hex.EncodeToString(mac.Sum(nil)))
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)

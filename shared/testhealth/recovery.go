@@ -88,7 +88,7 @@ func recoveryClause(tc TestCase, s Settings, now time.Time) string {
 	out := fmt.Sprintf("%d of the %s it needs (failure rate %s over its flaky episode)",
 		tc.CleanRuns, count(n, "clean run"), percentOf(r))
 	if due := recoveryDue(tc, s); now.Before(due) {
-		out += fmt.Sprintf(", and no sign of flaking until %s", due.UTC().Format("2006-01-02 15:04"))
+		out += fmt.Sprintf(", and no sign of flaking until %s", due.UTC().Format("15:04 UTC, 2 Jan 2006"))
 	}
 	return out
 }

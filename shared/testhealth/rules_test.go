@@ -137,7 +137,7 @@ func TestFlakyUntilRecovered(t *testing.T) {
 	}
 	tc.EpisodeRuns, tc.CleanRuns = 195, 191
 	st = Classify(tc, defaults, now.Add(2*Day))
-	if st.Value != Flaky || st.Reason != "recovering: 191 of the 191 clean runs it needs (failure rate 1.6% over its flaky episode), and no sign of flaking until 2026-07-27 12:30" {
+	if st.Value != Flaky || st.Reason != "recovering: 191 of the 191 clean runs it needs (failure rate 1.6% over its flaky episode), and no sign of flaking until 12:30 UTC, 27 Jul 2026" {
 		t.Errorf("enough clean runs within the recovery days: %+v", st)
 	}
 	if st := Classify(tc, defaults, now.Add(4*Day)); st.Value != Healthy || !strings.HasPrefix(st.Reason, "recovered (was flaky): ") {
@@ -164,7 +164,7 @@ func TestDecideStartsAnEpisode(t *testing.T) {
 	if after.Status.Value != Flaky || after.EpisodeRuns != 40 || after.EpisodeFailures != 1 || !EpisodeStarted(tc, after) {
 		t.Fatalf("Decide: %+v, episode %d/%d", after.Status, after.EpisodeFailures, after.EpisodeRuns)
 	}
-	if want := "pass-on-retry: failed and passed on commit deadbee (main); recovery: 0 of the 299 clean runs it needs (failure rate 1.0% over its flaky episode), and no sign of flaking until 2026-07-30 12:30"; after.Status.Reason != want {
+	if want := "pass-on-retry: failed and passed on commit deadbee (main); recovery: 0 of the 299 clean runs it needs (failure rate 1.0% over its flaky episode), and no sign of flaking until 12:30 UTC, 30 Jul 2026"; after.Status.Reason != want {
 		t.Errorf("reason\n got %q\nwant %q", after.Status.Reason, want)
 	}
 	// Decided again, still flaky: the episode goes on.

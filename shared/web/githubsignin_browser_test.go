@@ -41,14 +41,14 @@ func TestBrowserGitHubSignIn(t *testing.T) {
 		screenshot(t, ctx, "signed-in-"+login)
 		switch login {
 		case "reader":
-			contains(t, ctx, "Merge queue github.com/acme/web", "RUNNING")
+			contains(t, ctx, "Merge queue github.com/acme/web", "Running")
 			if _, err := chromedp.RunResponse(ctx, chromedp.Click(chromedp.CSS(`button[value="pause"]`))); err != nil {
 				t.Fatal(err)
 			}
 			contains(t, ctx, "Pausing the queue needs write access to acme/web on GitHub; @reader has read access")
 			screenshot(t, ctx, "reader-cannot-pause")
 			open(t, ctx, e, queue, http.StatusOK)
-			contains(t, ctx, "RUNNING")
+			contains(t, ctx, "Running")
 		case "outsider":
 			open(t, ctx, e, "/acme/merge-queue/acme/api/main", http.StatusNotFound)
 			contains(t, ctx, "There is no such page, or it belongs to another organization.")

@@ -40,7 +40,7 @@ func TestSignedOutCookieIsRefused(t *testing.T) {
 		t.Errorf("the signed-out cookie: %d to %q, want the sign-in form", a.code, a.location)
 	}
 	// Another copy: its own Base and caches, on the same table.
-	b, err := lambdafn.NewBase(e.App.Config, lambdafn.Options{DB: e.DB, Now: e.Clock.Now, Log: slog.New(slog.DiscardHandler)})
+	b, err := lambdafn.NewBase(e.App.Config, lambdafn.Options{DB: e.DB, Now: e.Clock.Now, Log: slog.New(slog.DiscardHandler), KeysInTable: true})
 	if err != nil {
 		t.Fatal(err)
 	}

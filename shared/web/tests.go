@@ -246,7 +246,7 @@ type testPage struct {
 	testview.TestCase
 	Repo, ListHref, Self  string
 	Override              coded
-	OverrideUntil         string // the override's end, "" when none
+	OverrideUntil         stamp // the override's end; none when it has none
 	Since                 stamp  // of its status
 	Failures              []failureRow
 	Rate24h, Rate7d       string
@@ -302,7 +302,7 @@ func (w *Web) testPage(rw http.ResponseWriter, r *http.Request, s session) error
 	override := testview.OverrideName(tc.QuarantineOverride)
 	page := testPage{
 		TestCase: v, Repo: repo.Ref.String(), Override: coded{Words: overrideWords[override], Code: override},
-		OverrideUntil: testview.OverrideUntil(tc),
+		OverrideUntil: stampOfView(testview.OverrideUntil(tc), now),
 		Since:         stampOfView(v.Status.Timestamp, now),
 		ListHref:      testsHref(s.Org, repo.Ref), Self: testHref(s.Org, repo.Ref, tc.ID),
 		Rate24h: percent(*v.FailureRateLast24h), Rate7d: percent(*v.FailureRateLast7d),

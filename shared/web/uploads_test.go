@@ -27,7 +27,7 @@ func TestUploadPageLabelsItsFailures(t *testing.T) {
 	for _, want := range []string{
 		"pull request #18", "4c0c9d2",
 		`<td class="label new"><b>new</b></td><td>no failure in the 7 days before this run: probably this change</td>`,
-		`<td class="label known_flaky"><b>known flaky</b></td><td>flaky (pass-on-retry: failed and passed on commit 1f0c9d2 (main)); the repository does not quarantine</td>`,
+		`<td class="label known_flaky"><b>known flaky</b></td><td>flaky (pass-on-retry: failed and passed on commit 1f0c9d2 (main); recovery: `,
 		`href="/acme/flaky-tests/test/` + e.testID("test_login") + `?repo=acme%2Fweb"`,
 	} {
 		if !strings.Contains(a.body, want) {
