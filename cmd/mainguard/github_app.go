@@ -38,7 +38,7 @@ func newAppFlags(f *flags, e *env) appFlags {
 		url:       f.String("url", "", "the deployment's address: the AppUrl output of the stack (https://…/), or a custom domain"),
 		org:       f.String("org", "", "the GitHub organization that owns the App (default: your personal account)"),
 		name:      f.String("name", "", "the App's name, unique on GitHub, at most 34 characters (default mainguard and the deployment's host)"),
-		githubURL: f.String("github-url", github.WebURL(api), "GitHub's web address (a GitHub Enterprise host: https://HOST)"),
+		githubURL: f.String("github-url", config.GitHubWebURLOf(api), "GitHub's web address (a GitHub Enterprise host: https://HOST)"),
 		apiURL:    f.String("github-api-url", api, "GitHub's API root (default $GITHUB_API_URL, else api.github.com)"),
 	}
 	f.require("url")

@@ -119,18 +119,6 @@ func NewAppURL(web, org, state string) string {
 	return web + path + "?state=" + url.QueryEscape(state)
 }
 
-// WebURL is GitHub's web address for an API root: github.com for
-// api.github.com (or none), the host itself for GitHub Enterprise's
-// https://host/api/v3.
-func WebURL(apiURL string) string {
-	u, err := url.Parse(apiURL)
-	if apiURL == "" || err != nil || strings.EqualFold(u.Hostname(), "api.github.com") {
-		return "https://github.com"
-	}
-	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v3")
-	return strings.TrimRight(u.String(), "/")
-}
-
 // AppConversion is what GitHub answers for a manifest's code: the App and
 // its credentials (shown this once).
 type AppConversion struct {

@@ -44,7 +44,7 @@ func newGitHubSignIn(cfg config.Config) *GitHubSignIn {
 	return &GitHubSignIn{
 		OAuth: &github.OAuth{
 			ClientID: cfg.GitHubAppClientID, ClientSecret: func(ctx context.Context) (string, error) { return clientSecret(ctx, cfg) },
-			WebURL: github.WebURL(cfg.GitHubAPIURL), APIURL: cfg.GitHubAPIURL,
+			WebURL: cfg.GitHubWebURL, APIURL: cfg.GitHubAPIURL,
 		},
 		Callback: strings.TrimRight(cfg.PublicAppURL, "/") + "/signin/github/callback",
 	}

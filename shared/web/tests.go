@@ -247,7 +247,7 @@ type testPage struct {
 	Repo, ListHref, Self  string
 	Override              coded
 	OverrideUntil         stamp // the override's end; none when it has none
-	Since                 stamp  // of its status
+	Since                 stamp // of its status
 	Failures              []failureRow
 	Rate24h, Rate7d       string
 	FlakeSHA, FlakeBranch string
