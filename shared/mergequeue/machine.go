@@ -55,6 +55,11 @@ func clone(s Snapshot) Snapshot {
 	c.Entries = slices.Clone(s.Entries)
 	c.Runs = slices.Clone(s.Runs)
 	c.Transitions = slices.Clip(s.Transitions)
+	if s.Autopilot != nil {
+		a := *s.Autopilot
+		a.Changes = slices.Clip(a.Changes)
+		c.Autopilot = &a
+	}
 	return c
 }
 
@@ -111,6 +116,9 @@ func (m *machine) addRun(r Run) *Run {
 	i := len(m.s.Runs) - 1
 	m.runByID[r.ID] = i
 	m.touchRun(&m.s.Runs[i])
+	if !r.Direct {
+		m.apRunStarted()
+	}
 	return &m.s.Runs[i]
 }
 
@@ -132,6 +140,7 @@ func (m *machine) transition(e *Entry, to PRState, reason string) {
 	m.s.Transitions = append(m.s.Transitions, t)
 	m.touchEntry(e)
 	m.lastSeq[e.ID] = t.Seq
+	m.apConcluded(from, to, reason)
 	if ev := m.event(e, t); ev != nil {
 		m.out.Effects = append(m.out.Effects, Effect{Key: ev.ID, Kind: EffectEvent, Event: ev})
 		if bev := m.batchEvent(e, ev); bev != nil {
@@ -241,6 +250,7 @@ func (m *machine) endRun(r *Run, status RunStatus, reason string) {
 	}
 	r.Status, r.Reason, r.EndedAt = status, reason, m.now
 	m.touchRun(r)
+	m.apRunEnded(r, status)
 	m.out.Effects = append(m.out.Effects, Effect{
 		Key:  "delete/" + r.ID,
 		Kind: EffectDeleteBranches,

@@ -48,6 +48,9 @@ func Step(s Snapshot, obs Observations, now time.Time, newID func() string) (Sna
 	m.retries(prObs)
 	m.settle() // an abandoned merge restarts its entry
 	m.retryNotices()
+	if m.autopilot() {
+		m.settle() // its new settings apply at once
+	}
 	return m.finish()
 }
 
@@ -767,7 +770,9 @@ func (m *machine) jumpTheLine() {
 	}
 }
 
-func (m *machine) concurrency() int { return max(m.s.Queue.Concurrency, 1) }
+// concurrency is the test runs at once: the queue's setting, or the
+// autopilot's choice.
+func (m *machine) concurrency() int { return m.s.Limits().Concurrency }
 
 // inProgress counts the test runs in progress that take a concurrency
 // slot: bisection runs have their own (bisectionInProgress).
@@ -859,13 +864,14 @@ func (m *machine) startRuns() {
 }
 
 // nextBatch is the PRs the next test run takes from waiting (in line
-// order): one PR, or with batching on up to batchingMinSize consecutive PRs
-// of one priority that are not noBatch. A batch shorter than that waits for more until its
-// first PR has waited batchingMaxWaitTimeMinutes; nil while it waits.
+// order): one PR, or with batching on up to batchingMinSize (or the
+// autopilot's batch size) consecutive PRs of one priority that are not
+// noBatch. A batch shorter than that waits for more until its first PR
+// has waited batchingMaxWaitTimeMinutes; nil while it waits.
 func (m *machine) nextBatch(waiting []*Entry) []*Entry {
 	q := m.s.Queue
-	size := max(q.BatchingMinSize, 1)
-	if !q.Batch || size == 1 || waiting[0].NoBatch {
+	size := m.s.Limits().Batch
+	if size == 1 || waiting[0].NoBatch {
 		return waiting[:1]
 	}
 	// A batch keeps to one priority: an urgent PR jumping the line restarts

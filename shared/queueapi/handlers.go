@@ -128,6 +128,7 @@ type createRequest struct {
 	common
 	Mode        *string `json:"mode"`
 	Concurrency *int    `json:"concurrency"`
+	mergequeue.AutopilotPatch
 }
 
 // CreateQueue serves POST /createQueue: 409 when the branch has a queue.
@@ -138,7 +139,8 @@ func (h *Handlers) CreateQueue() http.Handler {
 			return nil, err
 		}
 		now := h.Now()
-		s, err := mergequeue.CreateQueue(k.Repo, k.Branch, req.Mode, req.Concurrency, now)
+		s, err := mergequeue.CreateQueue(k.Repo, k.Branch,
+			mergequeue.QueuePatch{Mode: req.Mode, Concurrency: req.Concurrency, AutopilotPatch: req.AutopilotPatch}, now)
 		if err != nil {
 			return nil, err
 		}
@@ -203,6 +205,8 @@ type updateRequest struct {
 	FlakyRetries             *int    `json:"flakyRetries"`
 	FlakyRetryPolicy         *string `json:"flakyRetryPolicy"`
 	FlakyEvidenceWaitSeconds *int    `json:"flakyEvidenceWaitSeconds"`
+	// The autopilot (ours).
+	mergequeue.AutopilotPatch
 }
 
 // UpdateQueue serves POST /updateQueue: the queue without its PRs.
@@ -224,6 +228,7 @@ func (h *Handlers) UpdateQueue() http.Handler {
 			EnqueueingLabel: req.EnqueueingLabel, LabelCommandsEnabled: req.LabelCommandsEnabled,
 			StateLabelsEnabled: req.StateLabelsEnabled, ExtensionEnabled: req.ExtensionEnabled, StateLabelPrefix: req.StateLabelPrefix,
 			FlakyRetries: req.FlakyRetries, FlakyRetryPolicy: req.FlakyRetryPolicy, FlakyEvidenceWaitSeconds: req.FlakyEvidenceWaitSeconds,
+			AutopilotPatch: req.AutopilotPatch,
 		}
 		rec, err := h.Driver.Apply(r.Context(), k, func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error) {
 			return mergequeue.UpdateQueue(rec.Snapshot, p, h.Now())

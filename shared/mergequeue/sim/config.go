@@ -110,7 +110,7 @@ var defaultContexts = []string{"ci"}
 // newQueue creates the queue as the createQueue call does (its mode and
 // concurrency), then applies every setting as updateQueue does.
 func newQueue(p mergequeue.QueuePatch, at time.Time) (mergequeue.Snapshot, error) {
-	s, err := mergequeue.CreateQueue(repo, branch, p.Mode, p.Concurrency, at)
+	s, err := mergequeue.CreateQueue(repo, branch, p, at)
 	if err != nil {
 		return s, settingsError(err)
 	}
