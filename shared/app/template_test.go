@@ -37,6 +37,7 @@ var readOnlyFunctions = map[string]bool{
 	"get-submitted-pull-request":      true,
 	"get-merge-queue-testing-details": true,
 	"list-pull-requests":              true,
+	"get-queue-history":               true,
 	// get-merge-queue-metrics reads queues and their transitions only.
 	"get-merge-queue-metrics": true,
 }

@@ -39,6 +39,7 @@ var Routes = []Route{
 	{Name: "set-impacted-targets", Method: http.MethodPost, Path: "/setImpactedTargets"},
 	{Name: "get-merge-queue-testing-details", Method: http.MethodPost, Path: "/getMergeQueueTestingDetails"},
 	{Name: "list-pull-requests", Method: http.MethodPost, Path: "/listPullRequests"},
+	{Name: "get-queue-history", Method: http.MethodPost, Path: "/getQueueHistory"},
 	{Name: "github-webhook", Method: http.MethodPost, Path: "/github/webhook", Public: true},
 
 	{Name: "get-merge-queue-metrics", Method: http.MethodGet, Path: "/getMergeQueueMetrics"},

@@ -142,10 +142,14 @@ const (
 	// durations the run time.
 	AutopilotPRWindow  = 100
 	AutopilotRunWindow = 120
-	// It changes nothing before it has seen minConclusions PRs concluded
-	// and minDurations runs end.
-	minConclusions = 20
-	minDurations   = 5
+	// It changes nothing before it has seen minDurations runs end (it
+	// needs the run time). Until the window fills, the bad-PR rate leans
+	// on a prior of priorBadRate, worth priorPRs concluded PRs: enough to
+	// raise the concurrency at once (more runs at once merge more at any
+	// rate), not to batch on no evidence.
+	minDurations = 3
+	priorBadRate = 0.05
+	priorPRs     = 10
 	// autopilotHysteresis is the least gain in merges per hour the model
 	// must expect of a change.
 	autopilotHysteresis = 0.03
@@ -175,6 +179,12 @@ type AutopilotState struct {
 	MergesSince int `json:"ms,omitempty"`
 	// Changes are the last MaxAutopilotChanges changes, oldest first.
 	Changes []AutopilotChange `json:"ch,omitempty"`
+	// Observed counts the observations pushed into the windows; Evaluated
+	// is that count at the last evaluation, EvaluatedAt its time: the
+	// model is asked again only about something new.
+	Observed    int       `json:"ob,omitempty"`
+	Evaluated   int       `json:"ev,omitempty"`
+	EvaluatedAt time.Time `json:"et,omitzero"`
 }
 
 // BitWindow is a window of the last 128 (at most) yes/no observations.
@@ -240,7 +250,11 @@ type AutopilotChange struct {
 
 // Estimates are the autopilot's estimates.
 type Estimates struct {
-	BadRate   float64       `json:"p"`
+	BadRate float64 `json:"p"`
+	// BadLow and BadHigh are one standard error under and over BadRate:
+	// a change must pay off over the whole range.
+	BadLow    float64       `json:"pl,omitempty"`
+	BadHigh   float64       `json:"ph,omitempty"`
 	FlakeRate float64       `json:"f"`
 	RunTime   time.Duration `json:"t"`
 	PRs       int           `json:"np"` // the PRs the bad-PR rate was measured over
@@ -251,13 +265,14 @@ type Estimates struct {
 func (a *AutopilotState) Estimates() Estimates {
 	n := min(a.Conclusions.N, AutopilotPRWindow)
 	e := Estimates{PRs: n, RunTime: a.runTime()}
-	// A half failure and one conclusion more: never exactly 0 (a long run
-	// of merges does not prove there are no bad PRs) and close to the
-	// observed share once the window is full.
-	e.BadRate = (float64(a.Conclusions.count(n)) + 0.5) / float64(n+1)
-	if n == 0 {
-		e.BadRate = 0
-	}
+	// The prior's pseudo-PRs while the window fills, then a half failure
+	// and one conclusion more: never exactly 0 (a long run of merges does
+	// not prove there are no bad PRs), close to the observed share.
+	prior := float64(max(priorPRs-n, 0))
+	weight := float64(n) + 1 + prior
+	e.BadRate = (float64(a.Conclusions.count(n)) + 0.5 + prior*priorBadRate) / weight
+	se := math.Sqrt(e.BadRate * (1 - e.BadRate) / weight)
+	e.BadLow, e.BadHigh = max(e.BadRate-se, 0), min(e.BadRate+se, 1)
 	// The runs window holds runs (0) and flakes (1) together.
 	runs := min(a.Runs.N, AutopilotRunWindow)
 	flakes := a.Runs.count(runs)
@@ -325,14 +340,60 @@ func (m *machine) apConcluded(from, to PRState, reason string) {
 	}
 	switch {
 	case to == Merged && (reason == ReasonMergeGraphMerge || reason == ReasonDirectMerge):
+		a.Observed++
 		a.Conclusions.push(false)
 		a.MergesSince++
 		if from == PendingFailure { // a later run that held it passed
 			a.Runs.push(true)
 		}
-	case to == Failed && (reason == ReasonStatusFailed || reason == ReasonTimeout || reason == ReasonMergeConflict):
+	case to == Failed && TestFailure(reason):
+		a.Observed++
 		a.Conclusions.push(true)
+	default:
+		return
 	}
+	a.Conclusions.restartOnChange()
+}
+
+// restartOnChange forgets the older conclusions of the window when the
+// last 25 or 50 are implausible under the rate of the others (a binomial
+// tail under 0.1%: rare enough that, tested at every conclusion, a steady
+// rate seldom sets it off): the bad-PR rate moved (a flaky week began, or
+// ended), and the window follows at once rather than after a window's
+// worth of PRs.
+func (w *BitWindow) restartOnChange() {
+	n := min(w.N, AutopilotPRWindow)
+	for _, recent := range []int{25, 50} {
+		if n < 2*recent {
+			return
+		}
+		k := w.count(recent)
+		rate := (float64(w.count(n)-k) + 0.5) / float64(n-recent+1)
+		if binomialTail(recent, k, rate) < 0.001 {
+			w.N = recent
+			return
+		}
+	}
+}
+
+// binomialTail is the probability, among n draws of probability p, of a
+// count as far from the expected as k or farther, on k's side.
+func binomialTail(n, k int, p float64) float64 {
+	pmf := func(i int) float64 {
+		lg := func(x int) float64 { v, _ := math.Lgamma(float64(x + 1)); return v }
+		return math.Exp(lg(n) - lg(i) - lg(n-i) + float64(i)*math.Log(p) + float64(n-i)*math.Log1p(-p))
+	}
+	sum := 0.0
+	if float64(k) >= float64(n)*p {
+		for i := k; i <= n; i++ {
+			sum += pmf(i)
+		}
+	} else {
+		for i := 0; i <= k; i++ {
+			sum += pmf(i)
+		}
+	}
+	return sum
 }
 
 // apRunEnded notes a run that ended: its duration, and a flake when it was
@@ -345,6 +406,7 @@ func (m *machine) apRunEnded(r *Run, status RunStatus) {
 	d := max(m.now.Sub(r.CreatedAt), time.Second)
 	a.Durations[a.DurationsSeen%len(a.Durations)] = int32(min(d/time.Second, math.MaxInt32))
 	a.DurationsSeen++
+	a.Observed++
 	if !r.Bisection {
 		a.Runs.push(false)
 	}
@@ -363,6 +425,7 @@ func (m *machine) apRunStarted() {
 // apFlake notes a failure shown to be a flake.
 func (m *machine) apFlake() {
 	if a := m.ap(); a != nil {
+		a.Observed++
 		a.Runs.push(true)
 	}
 }
@@ -381,43 +444,46 @@ func (m *machine) autopilot() bool {
 		m.apChange(ChangeBounds, c, bs, est, 0, 0, "within the team's bounds: concurrency ≤ "+fmt.Sprint(b.AutopilotMaxConcurrency)+", batch size ≤ "+fmt.Sprint(b.AutopilotMaxBatch))
 		return true
 	}
-	if est.PRs < minConclusions || a.DurationsSeen < minDurations || m.now.Before(a.ChangedAt.Add(est.RunTime)) {
+	due := a.ChangedAt.Add(est.RunTime)
+	if a.DurationsSeen < minDurations || m.now.Before(due) ||
+		a.Observed == a.Evaluated && !a.EvaluatedAt.Before(due) {
 		return false
 	}
-	plan := m.planOf
+	a.Evaluated, a.EvaluatedAt = a.Observed, m.now
+	rerun := m.s.Queue.OptimizationMode != OptimizationBisectionSkipTests
+	plan := func(c, bs int) Plan { return Plan{Concurrency: c, Batch: bs, Bisection: c, Rerun: rerun} }
 	cur := Predict(est.BadRate, est.FlakeRate, plan(a.Concurrency, a.Batch))
 	bound := b.AutopilotMaxCiRunsPerMerge
-	best, bestPred := [2]int{a.Concurrency, a.Batch}, cur
-	better := func(x Prediction, c, bs int) bool {
-		okX, okB := x.RunsPerMerge <= bound, bestPred.RunsPerMerge <= bound
-		switch {
-		case okX != okB:
-			return okX
-		case !okX: // neither within the bound: the cheaper
-			return x.RunsPerMerge < bestPred.RunsPerMerge
-		case x.MergesPerRun != bestPred.MergesPerRun:
-			return x.MergesPerRun > bestPred.MergesPerRun
-		}
-		return x.RunsPerMerge < bestPred.RunsPerMerge || x.RunsPerMerge == bestPred.RunsPerMerge && c*bs < best[0]*best[1]
-	}
-	lo, hi := max(1, min(a.Concurrency-2, a.Concurrency*2/3)), min(b.AutopilotMaxConcurrency, max(a.Concurrency+2, a.Concurrency*3/2))
-	for c := lo; c <= hi; c++ {
-		for _, bs := range []int{a.Batch / 2, a.Batch, a.Batch * 2} {
-			if bs < 1 || bs > b.AutopilotMaxBatch {
-				continue
-			}
-			if x := Predict(est.BadRate, est.FlakeRate, plan(c, bs)); better(x, c, bs) {
-				best, bestPred = [2]int{c, bs}, x
-			}
-		}
-	}
-	if best == [2]int{a.Concurrency, a.Batch} {
+	// The target is the model's best within the bounds, where even the
+	// high estimate of the bad-PR rate keeps CI runs per merge under the
+	// bound; the current setting leaves the bound only when even the low
+	// estimate takes it over. So an estimate wobbling near the bound does
+	// not move the settings in and out of it.
+	target, _ := Best(est.BadRate, est.BadHigh, est.FlakeRate, b.AutopilotMaxConcurrency, b.AutopilotMaxBatch, bound, rerun)
+	within := Predict(est.BadLow, est.FlakeRate, plan(a.Concurrency, a.Batch)).RunsPerMerge <= bound
+	if target.Concurrency == a.Concurrency && target.Batch == a.Batch {
 		return false
 	}
-	within := cur.RunsPerMerge <= bound
-	if within && bestPred.MergesPerRun < cur.MergesPerRun*(1+autopilotHysteresis) {
-		return false // not worth a change
+	if within {
+		// Worth a change only when the target merges more by the margin
+		// at the low, the middle and the high estimate alike.
+		for _, p := range []float64{est.BadLow, est.BadRate, est.BadHigh} {
+			if Predict(p, est.FlakeRate, target).MergesPerRun < Predict(p, est.FlakeRate, plan(a.Concurrency, a.Batch)).MergesPerRun*(1+autopilotHysteresis) {
+				return false
+			}
+		}
 	}
+	// One step toward it: the concurrency by at most half again (or 2),
+	// the batch size halved or doubled.
+	c := min(max(target.Concurrency, a.Concurrency-max(2, a.Concurrency/3)), a.Concurrency+max(2, a.Concurrency/2))
+	bs := a.Batch
+	switch {
+	case target.Batch > a.Batch:
+		bs = min(a.Batch*2, target.Batch)
+	case target.Batch < a.Batch:
+		bs = max(a.Batch/2, target.Batch)
+	}
+	next := Predict(est.BadRate, est.FlakeRate, plan(c, bs))
 	perHour := func(x Prediction) float64 {
 		if est.RunTime <= 0 {
 			return 0
@@ -428,14 +494,8 @@ func (m *machine) autopilot() bool {
 	if !within {
 		why = fmt.Sprintf("the model expects %.1f CI runs per merge, above the bound of %g; ", cur.RunsPerMerge, bound) + why
 	}
-	m.apChange(ChangeModel, best[0], best[1], est, perHour(cur), perHour(bestPred), why)
+	m.apChange(ChangeModel, c, bs, est, perHour(cur), perHour(next), why)
 	return true
-}
-
-// planOf is the model's plan for concurrency c and batch size b in this
-// queue.
-func (m *machine) planOf(c, b int) Plan {
-	return Plan{Concurrency: c, Batch: b, Bisection: c, Rerun: m.s.Queue.OptimizationMode != OptimizationBisectionSkipTests}
 }
 
 // apWhy says what the estimates are, and how the bad-PR rate moved since

@@ -25,6 +25,9 @@ type machine struct {
 	lastSeq        map[string]int64 // entry id → its last transition in this call
 	direct         *DirectObservation
 	evidence       map[string]*RunEvidence // by run id
+	// walked holds, during one evaluateLines in SINGLE mode, where walks
+	// of runs' PRs ahead of their batch ended (walkAhead).
+	walked map[string][2]int
 }
 
 func newMachine(s Snapshot, now time.Time, newID func() string) *machine {

@@ -111,3 +111,42 @@ func bisection(n, s int, rerun bool) (rounds, runs int) {
 	}
 	return rounds, runs
 }
+
+// Best is the plan of at most maxC runs at once and batches of at most
+// maxB (1 or a power of two) that the model expects to merge the most per
+// run time at a bad-PR rate p and a flake rate f, among those it expects,
+// at a bad-PR rate pRuns, to start at most maxRuns CI runs per merge; of
+// plans within 1% of the most, the one with the fewest runs per merge.
+// When no plan stays within maxRuns, the one with the fewest. Bisection
+// runs on as many slots as the plan's concurrency; rerun is optimization
+// mode OFF.
+func Best(p, pRuns, f float64, maxC, maxB int, maxRuns float64, rerun bool) (Plan, Prediction) {
+	var best Plan
+	var bestX Prediction
+	found := false
+	for c := 1; c <= max(maxC, 1); c++ {
+		for b := 1; b <= max(maxB, 1); b *= 2 {
+			plan := Plan{Concurrency: c, Batch: b, Bisection: c, Rerun: rerun}
+			x := Predict(p, f, plan)
+			if pRuns != p {
+				x.RunsPerMerge = Predict(pRuns, f, plan).RunsPerMerge
+			}
+			within, bestWithin := x.RunsPerMerge <= maxRuns, bestX.RunsPerMerge <= maxRuns
+			switch {
+			case !found, within && !bestWithin:
+			case !within && !bestWithin:
+				if x.RunsPerMerge >= bestX.RunsPerMerge {
+					continue
+				}
+			case !within:
+				continue
+			case x.MergesPerRun > bestX.MergesPerRun*1.01:
+			case x.MergesPerRun >= bestX.MergesPerRun*0.99 && x.RunsPerMerge < bestX.RunsPerMerge:
+			default:
+				continue
+			}
+			best, bestX, found = plan, x, true
+		}
+	}
+	return best, bestX
+}
