@@ -685,4 +685,3 @@ func (h *Handlers) GetQueueHistory() http.Handler {
 		return QueueHistoryView{Repo: rec.Key.Repo, TargetBranch: rec.Key.Branch, Settings: e.queue(rec.Snapshot), History: hist}, nil
 	})
 }
-

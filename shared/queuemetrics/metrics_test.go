@@ -101,7 +101,7 @@ func TestParseBack(t *testing.T) {
 		"mq_pr_restarts_1h_total": dto.MetricType_GAUGE, "mq_pr_flaky_retries_1h_total": dto.MetricType_GAUGE,
 		"mq_pr_wait_duration_1h_seconds": dto.MetricType_HISTOGRAM, "mq_pr_test_duration_1h_seconds": dto.MetricType_HISTOGRAM,
 		"mq_pr_time_in_queue_1h_seconds": dto.MetricType_HISTOGRAM,
-		"mq_autopilot_concurrency": dto.MetricType_GAUGE, "mq_autopilot_batch_size": dto.MetricType_GAUGE,
+		"mq_autopilot_concurrency":       dto.MetricType_GAUGE, "mq_autopilot_batch_size": dto.MetricType_GAUGE,
 		"mq_autopilot_bad_pr_ratio": dto.MetricType_GAUGE, "mq_autopilot_flake_ratio": dto.MetricType_GAUGE,
 		"mq_autopilot_run_duration_seconds": dto.MetricType_GAUGE,
 	}
