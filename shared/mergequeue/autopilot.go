@@ -307,7 +307,7 @@ func newAutopilot(q Queue, now time.Time) *AutopilotState {
 	}
 	a.Changes = []AutopilotChange{{
 		At: now, Kind: ChangeOn, FromConcurrency: own.Concurrency, ToConcurrency: a.Concurrency, FromBatch: own.Batch, ToBatch: a.Batch,
-		Line: fmt.Sprintf("autopilot on: starting from concurrency %d, %s, within concurrency ≤ %d, batch size ≤ %d, CI runs per merge ≤ %g",
+		Line: fmt.Sprintf("autopilot on: starting from concurrency %d, %s, within concurrency ≤ %d, batch size ≤ %d, CI runs per merge ≤ %.3g",
 			a.Concurrency, batchWords(a.Batch), b.AutopilotMaxConcurrency, b.AutopilotMaxBatch, b.AutopilotMaxCiRunsPerMerge),
 	}}
 	return a
@@ -492,7 +492,7 @@ func (m *machine) autopilot() bool {
 	}
 	why := m.apWhy(est)
 	if !within {
-		why = fmt.Sprintf("the model expects %.1f CI runs per merge, above the bound of %g; ", cur.RunsPerMerge, bound) + why
+		why = fmt.Sprintf("the model expects %.1f CI runs per merge, above the bound of %.3g; ", cur.RunsPerMerge, bound) + why
 	}
 	m.apChange(ChangeModel, c, bs, est, perHour(cur), perHour(next), why)
 	return true

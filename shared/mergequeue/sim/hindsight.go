@@ -2,6 +2,7 @@ package sim
 
 import (
 	"sync"
+	"time"
 
 	"github.com/mainguard/mainguard/shared/mergequeue"
 )
@@ -14,8 +15,9 @@ type Hindsight struct {
 	Fixed              []Fixed
 	// Best is, for each phase, the index in Fixed of the setting that
 	// merged the most per hour in it (of those within 1% of the most, the
-	// one with the fewest CI runs per merge); BestOverall the same over
-	// the whole run.
+	// one whose PRs merged soonest, by p90 time to merge: when the queue
+	// keeps up, several settings merge as fast as PRs arrive);
+	// BestOverall the same over the whole run.
 	Best        []int
 	BestOverall int
 }
@@ -69,32 +71,31 @@ func CompareFixed(base Config, concurrencies, batches []int) (Hindsight, error) 
 		h.Fixed[i].Result = results[2+i]
 	}
 	for p := range h.Autopilot.Phases {
-		h.Best = append(h.Best, best(h.Fixed, func(r Result) (float64, float64) {
-			return r.Phases[p].MergesPerHour, r.Phases[p].RunsPerMerge
+		h.Best = append(h.Best, best(h.Fixed, func(r Result) (float64, time.Duration) {
+			return r.Phases[p].MergesPerHour, r.Phases[p].P90
 		}))
 	}
-	h.BestOverall = best(h.Fixed, func(r Result) (float64, float64) { return r.MergesPerHour, r.RunsPerMerge })
+	h.BestOverall = best(h.Fixed, func(r Result) (float64, time.Duration) { return r.MergesPerHour, r.P90 })
 	return h, nil
 }
 
 // best is the index of the setting with the most merges per hour, of
-// those within 1% of the most the one with the fewest CI runs per merge.
-func best(fixed []Fixed, figures func(Result) (perHour, runsPerMerge float64)) int {
+// those within 1% of the most the one with the lowest p90 time to merge.
+func best(fixed []Fixed, figures func(Result) (perHour float64, p90 time.Duration)) int {
 	most := 0.0
 	for _, f := range fixed {
-		most = max(most, first(figures(f.Result)))
+		perHour, _ := figures(f.Result)
+		most = max(most, perHour)
 	}
-	out, fewest := -1, 0.0
+	out, soonest := -1, time.Duration(0)
 	for i, f := range fixed {
-		perHour, runs := figures(f.Result)
-		if perHour >= 0.99*most && (out < 0 || runs < fewest) {
-			out, fewest = i, runs
+		perHour, p90 := figures(f.Result)
+		if perHour >= 0.99*most && (out < 0 || p90 < soonest) {
+			out, soonest = i, p90
 		}
 	}
 	return out
 }
-
-func first(a, _ float64) float64 { return a }
 
 // AutopilotBounds are the queue settings of the autopilot with its bounds.
 func AutopilotBounds(maxConcurrency, maxBatch int, maxRunsPerMerge float64) mergequeue.AutopilotPatch {
