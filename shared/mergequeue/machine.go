@@ -328,7 +328,8 @@ func (m *machine) finish() (Snapshot, Output) {
 // after that passes the stored id in SubmitRequest.EntryID.
 const FinishedRetention = 24 * time.Hour
 
-// prune drops runs that have ended and are no entry's current run, and
+// prune drops runs that have ended and are no entry's current run (nor
+// the passing or failing prefix run of a batch being searched), and
 // entries finished longer than FinishedRetention ago.
 func (m *machine) prune() {
 	s := &m.s
@@ -340,6 +341,14 @@ func (m *machine) prune() {
 		}
 		if e.Active() && e.RetryOf != "" {
 			current[e.RetryOf] = true // its head may be reused
+		}
+	}
+	for i := range s.Runs {
+		// A batch's search names the runs of the prefixes that passed and
+		// failed; its PRs move onto them when the search ends, perhaps
+		// rounds later, and a PR whose run is gone restarts.
+		if b := s.Runs[i].Bisect; b != nil && current[s.Runs[i].ID] {
+			current[b.PassRun], current[b.FailRun] = true, true
 		}
 	}
 	s.Runs = slices.DeleteFunc(s.Runs, func(r Run) bool {
