@@ -336,7 +336,9 @@ func (p *propSim) moveBounds() {
 	if r.IntN(5) == 0 {
 		patch = AutopilotPatch{Autopilot: ptr(r.IntN(2) == 0)}
 	}
-	p.command(0, func(s Snapshot) (Snapshot, Output, error) { return UpdateQueue(s, QueuePatch{AutopilotPatch: patch}, p.now) })
+	p.command(0, func(s Snapshot) (Snapshot, Output, error) {
+		return UpdateQueue(s, QueuePatch{AutopilotPatch: patch}, p.now)
+	})
 }
 
 func (p *propSim) command(pr int, f func(Snapshot) (Snapshot, Output, error)) {
