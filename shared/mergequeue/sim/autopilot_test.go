@@ -38,6 +38,7 @@ func movingWorld() Config {
 // a p90 time to merge no worse than the best fixed setting's; never a bad
 // PR merged. The sweep is logged beside it.
 func TestSweepAutopilotAgainstFixedSettings(t *testing.T) {
+	longSweep(t)
 	t.Parallel()
 	h, err := CompareFixed(movingWorld(), []int{4, 8, 16}, []int{1, 2, 4, 8})
 	if err != nil {

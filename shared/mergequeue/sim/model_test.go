@@ -19,6 +19,7 @@ import (
 // ranks the batch sizes of each point as the engine does wherever the
 // engine tells them apart by more than 10%.
 func TestSweepBatchModel(t *testing.T) {
+	longSweep(t)
 	t.Parallel()
 	type point struct {
 		p    float64
