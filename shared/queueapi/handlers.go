@@ -644,7 +644,7 @@ const defaultHistoryWindow = 30 * 24 * time.Hour
 
 // GetQueueHistory serves POST /getQueueHistory (ours): the queue's
 // arrivals, runs and conclusions from since (default 30 days before
-// until) to until (default now), at most MaxHistoryWindow apart.
+// until) to until (default now, included), at most MaxHistoryWindow apart.
 func (h *Handlers) GetQueueHistory() http.Handler {
 	return api.JSON(func(r *http.Request, req *historyRequest) (any, error) {
 		ctx := r.Context()
@@ -652,7 +652,10 @@ func (h *Handlers) GetQueueHistory() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		until := h.Now()
+		// Without until, the window ends just after now (the next
+		// millisecond: the API's precision), so that what happened at
+		// this very instant, a merge of the last tick, is in it.
+		until := h.Now().Truncate(time.Millisecond).Add(time.Millisecond)
 		if req.Until != nil {
 			if until, err = time.Parse(time.RFC3339Nano, *req.Until); err != nil {
 				return nil, errs.E(errs.Invalid, "until must be an RFC 3339 timestamp like 2026-07-23T01:32:50.000Z")
