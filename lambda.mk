@@ -84,6 +84,9 @@ build-GetMergeQueueTestingDetailsFunction:
 build-ListPullRequestsFunction:
 	$(call lambda,list-pull-requests)
 
+build-GetQueueHistoryFunction:
+	$(call lambda,get-queue-history)
+
 build-GithubWebhookFunction:
 	$(call lambda,github-webhook)
 

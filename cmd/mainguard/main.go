@@ -52,6 +52,7 @@ func init() {
 		{"sim", "", "simulate the merge queue: the real engine on a simulated GitHub and CI, its throughput beside the model's", simulate},
 		{"queue status", "[PR]", "show a merge queue and its pull requests in order, or one pull request's state and position", queueStatus},
 		{"queue list", "", "list the pull requests ever submitted to a merge queue, by number", queueList},
+		{"queue history", "", "show a merge queue's arrivals, test runs and merges; --json writes the file `sim --from-history` replays", queueHistory},
 		{"queue submit", "PR", "submit a pull request to a merge queue (again: change its priority)", queueSubmit},
 		{"queue cancel", "PR", "take a pull request out of its merge queue", queueCancel},
 		{"queue restart", "PR", "restart the tests of a pull request in place", queueRestart},

@@ -67,17 +67,27 @@ func queueConfigSet(e *env, args []string) error {
 }
 
 // settingFields visits the settings of a queue record in the API's order:
-// the fields of queueapi.QueueView, the type the API answers with, but
-// branch and enqueuedPullRequests. Reading them from that type keeps the
-// keys of `config set` the API's own as it grows.
+// the fields of queueapi.QueueView, the type the API answers with (those
+// of an embedded struct in its place, as JSON flattens them), but branch,
+// enqueuedPullRequests and autopilotStatus, which are not settings.
+// Reading them from that type keeps the keys of `config set` the API's
+// own as it grows.
 func settingFields(v queueapi.QueueView, visit func(name string, value reflect.Value)) {
-	rv := reflect.ValueOf(v)
-	for i := range rv.NumField() {
-		name, _, _ := strings.Cut(rv.Type().Field(i).Tag.Get("json"), ",")
-		if name != "branch" && name != "enqueuedPullRequests" {
-			visit(name, rv.Field(i))
+	var walk func(rv reflect.Value)
+	walk = func(rv reflect.Value) {
+		for i := range rv.NumField() {
+			f := rv.Type().Field(i)
+			if f.Anonymous && f.Type.Kind() == reflect.Struct {
+				walk(rv.Field(i))
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name != "branch" && name != "enqueuedPullRequests" && name != "autopilotStatus" {
+				visit(name, rv.Field(i))
+			}
 		}
 	}
+	walk(reflect.ValueOf(v))
 }
 
 // settingKinds are the keys updateQueue takes, each with its kind:
@@ -89,9 +99,9 @@ func settingKinds() map[string]reflect.Kind {
 	return kinds
 }
 
-// settingValue reads a setting's value as its kind: a whole number, on or
-// off (true or false), a list separated by commas ("" is the empty list:
-// require no status), or text.
+// settingValue reads a setting's value as its kind: a whole number, a
+// number, on or off (true or false), a list separated by commas ("" is the
+// empty list: require no status), or text.
 func settingValue(kind reflect.Kind, key, value string) (any, error) {
 	switch kind {
 	case reflect.Int:
@@ -100,6 +110,12 @@ func settingValue(kind reflect.Kind, key, value string) (any, error) {
 			return nil, usageError(fmt.Sprintf("queue config set: %s takes a whole number, got %q", key, value))
 		}
 		return n, nil
+	case reflect.Float64:
+		x, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			return nil, usageError(fmt.Sprintf("queue config set: %s takes a number, got %q", key, value))
+		}
+		return x, nil
 	case reflect.Bool:
 		var b *bool
 		if err := onOff(&b)(value); err != nil {

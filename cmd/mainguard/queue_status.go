@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mainguard/mainguard/shared/queueapi"
 )
@@ -42,7 +43,12 @@ func queueStatus(e *env, args []string) error {
 		return nil
 	}
 	prs := *v.EnqueuedPullRequests
-	q.line("%s: %s, %s, concurrency %d", q, p.paint(stateCell(v.State)), v.Mode, v.Concurrency)
+	if a := v.AutopilotStatus; a != nil {
+		q.line("%s: %s, %s, autopilot: concurrency %d, %s", q, p.paint(stateCell(v.State)), v.Mode, a.Concurrency, batchWords(a.BatchSize))
+		q.printAutopilot(*a)
+	} else {
+		q.line("%s: %s, %s, concurrency %d", q, p.paint(stateCell(v.State)), v.Mode, v.Concurrency)
+	}
 	if len(prs) == 0 {
 		q.line("no pull requests in the queue")
 		return nil
@@ -140,4 +146,24 @@ func queueList(e *env, args []string) error {
 	}
 	colorOn(e).printTable(e.stdout, []string{"PR", "STATE", "PRIORITY", "SINCE", "AUTHOR", "TITLE"}, rows)
 	return nil
+}
+
+// printAutopilot writes what the autopilot estimates and its last change,
+// as the queue's page shows them.
+func (q *queue) printAutopilot(a queueapi.AutopilotStatusView) {
+	run := time.Duration(a.RunDurationSeconds * float64(time.Second)).Round(time.Second)
+	q.line("  estimates: bad-PR rate %.1f%% over the last %d pull requests, flake rate %.1f%% over the last %d runs, run time %v",
+		100*a.BadPRRate, a.PullRequestsObserved, 100*a.FlakeRate, a.RunsObserved, run)
+	if len(a.Changes) > 0 {
+		c := a.Changes[0]
+		q.line("  last change %s: %s", ago(q.e.now(), c.At), c.Reason)
+	}
+}
+
+// batchWords says a batch size.
+func batchWords(b int) string {
+	if b <= 1 {
+		return "no batching"
+	}
+	return fmt.Sprintf("batches of %d", b)
 }

@@ -210,7 +210,7 @@ func TestQueueCLI(t *testing.T) {
 		t.Errorf("config set deleteRequiredStatuses=true (back to branch protection): %+v %v", set, err)
 	}
 	c.refused(c.dir, c.env, 1, "/updateQueue: 400 concurrency", "config", "set", "concurrency=0")
-	c.refused(c.dir, c.env, 2, `unknown setting "concurency"; the settings are batch, batchingMaxWaitTimeMinutes,`, "config", "set", "concurency=2")
+	c.refused(c.dir, c.env, 2, `unknown setting "concurency"; the settings are autopilot, autopilotMaxBatch, autopilotMaxCiRunsPerMerge, autopilotMaxConcurrency, batch, batchingMaxWaitTimeMinutes,`, "config", "set", "concurency=2")
 	c.refused(c.dir, c.env, 2, `concurrency takes a whole number, got "two"`, "config", "set", "concurrency=two")
 	c.refused(c.dir, c.env, 2, `batch must be on or off, got "maybe"`, "config", "set", "batch=maybe")
 	c.refused(c.dir, c.env, 2, `"batch" is not KEY=VALUE`, "config", "set", "batch")

@@ -25,12 +25,25 @@ func simulate(e *env, args []string) error {
 	queueFlags(f, &cfg.Queue)
 	arrival := worldFlags(f, &cfg)
 	sweep := f.Bool("sweep", false, "print a table over p of 2, 5, 10 and 20% and --concurrency of 1, 5 and 10 instead of one run, every other flag kept (default off)")
+	fromHistory := f.String("from-history", "", "replay the queue history this file holds (`mainguard queue history --json`): its arrivals, bad PRs and run times, under the queue's own settings with any queue flag given laid over them; prints the actual figures beside the replay's and a recommendation (default none)")
+	compare := f.Bool("compare-fixed", false, "run the world under the autopilot (within its bounds, --autopilot-max-…), under the queue settings given (createQueue's defaults unless set) and under every fixed concurrency and batch size within the bounds, and print them side by side, phase by phase, with the best fixed setting chosen in hindsight (default off)")
 	if _, err := f.parse(e, args, 0); err != nil {
 		return err
 	}
+	if f.isSet("arrivals") {
+		if f.isSet("arrival") && *arrival != string(sim.Scheduled) {
+			return usageError("sim: --arrivals schedules the arrivals; leave out --arrival " + *arrival + " (see `mainguard sim --help`)")
+		}
+		*arrival = string(sim.Scheduled)
+	}
 	cfg.Arrival = sim.Arrival(*arrival)
-	if *sweep {
+	switch {
+	case *fromHistory != "":
+		return simReplay(e, *fromHistory, cfg.Queue, cfg.Seed)
+	case *sweep:
 		return simSweep(e.stdout, cfg)
+	case *compare:
+		return simCompare(e.stdout, cfg)
 	}
 	r, err := sim.Run(cfg)
 	if err != nil {
@@ -73,18 +86,25 @@ func queueFlags(f *flags, p *mergequeue.QueuePatch) {
 	f.Func("flaky-retries", fmt.Sprintf("times a PR's failed run may be retried, 0 to 3 (default %d)", def.FlakyRetries), intFlag(&p.FlakyRetries))
 	f.Func("flaky-retry-policy", fmt.Sprintf("KNOWN_FLAKY (retry a run when every test that failed is one test health knows as flaky, see --unknown-flaky) or ANY_FAILURE (default %s)", def.FlakyRetryPolicy), textFlag(&p.FlakyRetryPolicy))
 	f.Func("flaky-evidence-wait-seconds", fmt.Sprintf("seconds a failed run waits for its test results before it fails (see --upload-delay) (default %d)", def.FlakyEvidenceWaitSeconds), intFlag(&p.FlakyEvidenceWaitSeconds))
+	f.BoolFunc("autopilot", fmt.Sprintf("the queue chooses its concurrency and batch size itself, within the bounds below (default %s)", onoff(def.Autopilot)), onOff(&p.Autopilot))
+	f.Func("autopilot-max-concurrency", fmt.Sprintf("the most test runs at once the autopilot chooses, 1 to %d (default %d)", mergequeue.MaxAutopilotConcurrency, def.AutopilotMaxConcurrency), intFlag(&p.AutopilotMaxConcurrency))
+	f.Func("autopilot-max-batch", fmt.Sprintf("the largest batch the autopilot chooses, 1 (never batch) to %d (default %d)", mergequeue.MaxAutopilotBatch, def.AutopilotMaxBatch), intFlag(&p.AutopilotMaxBatch))
+	f.Func("autopilot-max-ci-runs-per-merge", fmt.Sprintf("the most CI runs per merged PR the autopilot's model may expect of its choice (default %g)", def.AutopilotMaxCiRunsPerMerge), floatFlag(&p.AutopilotMaxCiRunsPerMerge))
 }
 
 // worldFlags are the simulated world's settings; it returns --arrival.
 func worldFlags(f *flags, cfg *sim.Config) *string {
 	f.IntVar(&cfg.PRs, "prs", 2000, "pull requests to submit, N")
 	f.Float64Var(&cfg.BadRate, "p", 0.05, "probability that a PR is bad: every run with it among its heads fails (exactly round(p·N) PRs are bad)")
+	f.Func("p-schedule", `p moving with the PRs, replacing --p: "0.02@0,0.12@600,0.04@1200" is 2% for PRs 0 to 599, 12% for 600 to 1199, then 4%; each step is a phase, reported on its own (default none)`, scheduleFlag(&cfg.BadSchedule))
 	f.Float64Var(&cfg.FlakeRate, "f", 0, "probability that a run of good PRs fails anyway: that one of the flaky tests, each flaking in 1 to 10% of runs, fails in it (default 0)")
 	f.Float64Var(&cfg.UnknownFlaky, "unknown-flaky", 0, "share of the flaky tests test health holds healthy, not flaky: KNOWN_FLAKY does not retry their failures (default 0: it knows them all)")
 	f.DurationVar(&cfg.UploadDelay, "upload-delay", 0, "how long after its checks a run's test results reach test health (default 0: at once)")
 	f.DurationVar(&cfg.TestTime, "test-time", 30*time.Minute, "how long a CI run takes, T")
 	f.Float64Var(&cfg.Spread, "spread", 0, "s: a run takes a time uniform in T·[1−s, 1+s] (default 0: exactly T)")
+	f.Float64Var(&cfg.LogNormal, "lognormal", 0, "σ: a run takes a log-normal time of median T, ln of it normal with standard deviation σ; instead of --spread (default 0: off)")
 	arrival := f.String("arrival", string(sim.Saturated), "saturated (the queue always holds at least max(2·C·B, 8) untested PRs) or poisson (--rate PRs per test time)")
+	f.Func("arrivals", `Poisson arrivals whose rate in PRs per hour moves with the PRs: "8@0,60@300,8@400" is 8 an hour, a burst of 100 PRs at 60 an hour, then 8 an hour again (default none)`, scheduleFlag(&cfg.RateSchedule))
 	f.Float64Var(&cfg.Rate, "rate", 1, "with --arrival poisson: PRs arriving per test time, on average")
 	f.IntVar(&cfg.Targets, "targets", 0, "independent impacted-target groups K, each PR in one at random; PARALLEL mode makes a lane of each (default 0: every PR impacts ALL, one lane)")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "random seed: the same seed gives the same figures")
@@ -95,6 +115,18 @@ func worldFlags(f *flags, cfg *sim.Config) *string {
 // simulation: it refuses any value, saying why.
 func refused(why string) func(string) error {
 	return func(string) error { return errors.New("not simulated: " + why) }
+}
+
+// scheduleFlag is a flag.Func reading a schedule (sim.ParseSchedule).
+func scheduleFlag(dst *sim.Schedule) func(string) error {
+	return func(v string) error {
+		s, err := sim.ParseSchedule(v)
+		if err != nil {
+			return err
+		}
+		*dst = s
+		return nil
+	}
 }
 
 // textFlag is a flag.Func reading a string into *dst.
@@ -140,8 +172,9 @@ func printSim(w io.Writer, cfg sim.Config, r sim.Result) {
 	if r.LanesBound > 0 {
 		row(fmt.Sprintf("%d evenly loaded lanes", cfg.Targets), "%.3f\tfor information: the most %d lanes could merge per T", r.LanesBound, cfg.Targets)
 	}
+	row("merges per hour", "%.2f\tfrom the first submit to the last merge", r.MergesPerHour)
 	row("CI runs per merged PR", "%.2f", r.RunsPerMerge)
-	row("time in queue of merged PRs", "mean %v, p95 %v", r.MeanInQueue.Round(time.Second), r.P95InQueue.Round(time.Second))
+	row("time in queue of merged PRs", "mean %v, p50 %v, p90 %v, p95 %v", r.MeanInQueue.Round(time.Second), r.P50.Round(time.Second), r.P90.Round(time.Second), r.P95InQueue.Round(time.Second))
 	if r.HasBound {
 		row("wrongly ejected per 100 merges", "%.2f\tmodel %.2f", r.EjectedPer100, r.ModelEjectedPer100)
 	} else {
@@ -155,6 +188,100 @@ func printSim(w io.Writer, cfg sim.Config, r sim.Result) {
 	row("commit statuses set", "%d", r.Statuses)
 	row("engine steps", "%d, and %d probes of quiet ticks", r.Steps, r.Probes)
 	_ = tw.Flush()
+	if len(r.Phases) > 1 {
+		fmt.Fprintln(w, "\nphases:")
+		printPhases(w, []string{"this run"}, []sim.Result{r})
+	}
+	if len(r.Autopilot) > 0 {
+		fmt.Fprintf(w, "\nautopilot: %d changes\n", len(r.Autopilot))
+		for _, c := range r.Autopilot {
+			fmt.Fprintf(w, "  %v  %s\n", c.At.Sub(r.Start).Round(time.Minute), c.Line)
+		}
+	}
+}
+
+// printPhases writes each phase of the results named, a line per result.
+func printPhases(w io.Writer, names []string, rs []sim.Result) {
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "phase\tPRs\tp\tsetting\tmerged\tmerges/h\tp50\tp90\tCI runs/merge\twrongly ejected\tbad merged\t")
+	for i, ph := range rs[0].Phases {
+		for k, r := range rs {
+			p := r.Phases[i]
+			fmt.Fprintf(tw, "%d\t%d-%d\t%g%%\t%s\t%d\t%.2f\t%v\t%v\t%.2f\t%d\t%d\t\n", i+1, ph.From, ph.To-1, 100*ph.BadRate, names[k],
+				p.Merged, p.MergesPerHour, p.P50.Round(time.Minute), p.P90.Round(time.Minute), p.RunsPerMerge, p.Failed, p.BadMerged)
+		}
+	}
+	_ = tw.Flush()
+}
+
+// simCompare runs the world under the autopilot, the queue's own settings
+// and every fixed setting within the autopilot's bounds, and prints them
+// with the best fixed setting of each phase (sim.CompareFixed).
+func simCompare(w io.Writer, base sim.Config) error {
+	q := mergequeue.DefaultQueue(repository.Ref{}, "main")
+	if base.Queue.AutopilotMaxConcurrency != nil {
+		q.AutopilotMaxConcurrency = *base.Queue.AutopilotMaxConcurrency
+	}
+	if base.Queue.AutopilotMaxBatch != nil {
+		q.AutopilotMaxBatch = *base.Queue.AutopilotMaxBatch
+	}
+	cs, bs := sim.Grid(q.AutopilotMaxConcurrency, q.AutopilotMaxBatch)
+	h, err := sim.CompareFixed(base, cs, bs)
+	if err != nil {
+		return simError(err)
+	}
+	printHindsight(w, base, h)
+	return nil
+}
+
+// printHindsight writes a comparison: the whole run, then phase by phase,
+// the autopilot beside the default and the best fixed settings, then the
+// whole sweep that found them.
+func printHindsight(w io.Writer, base sim.Config, h sim.Hindsight) {
+	fixedName := func(f sim.Fixed) string {
+		return fmt.Sprintf("C=%d B=%d", f.Concurrency, f.Batch)
+	}
+	fmt.Fprintf(w, "%d PRs; T = %v (log-normal σ %g, spread %g), flakes %g, %s arrivals, seed %d\n\n",
+		base.PRs, base.TestTime, base.LogNormal, base.Spread, base.FlakeRate, base.Arrival, base.Seed)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "whole run\tmerges/h\tp50\tp90\tCI runs/merge\twrongly ejected\tbad merged\t")
+	whole := func(name string, r sim.Result) {
+		fmt.Fprintf(tw, "%s\t%.2f\t%v\t%v\t%.2f\t%d\t%d\t\n", name, r.MergesPerHour, r.P50.Round(time.Minute), r.P90.Round(time.Minute), r.RunsPerMerge, r.Failed, r.BadMerged)
+	}
+	whole("autopilot", h.Autopilot)
+	whole("default", h.Default)
+	bestAll := h.Fixed[h.BestOverall]
+	whole("best fixed "+fixedName(bestAll), bestAll.Result)
+	_ = tw.Flush()
+	fmt.Fprintf(w, "\nautopilot: ×%.2f the default's merges per hour, ×%.2f the best fixed setting's\n\n",
+		h.Autopilot.MergesPerHour/h.Default.MergesPerHour, h.Autopilot.MergesPerHour/bestAll.Result.MergesPerHour)
+	names := []string{"autopilot", "default"}
+	rs := []sim.Result{h.Autopilot, h.Default}
+	for p, i := range h.Best {
+		names, rs = append(names, fmt.Sprintf("best of phase %d: %s", p+1, fixedName(h.Fixed[i]))), append(rs, h.Fixed[i].Result)
+	}
+	printPhases(w, names, rs)
+	fmt.Fprintln(w, "\nthe sweep of fixed settings (merges per hour, CI runs per merge; whole run, then each phase):")
+	tw = tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	head := "setting\twhole\t"
+	for p := range h.Best {
+		head += fmt.Sprintf("phase %d\t", p+1)
+	}
+	fmt.Fprintln(tw, head)
+	for _, f := range h.Fixed {
+		line := fmt.Sprintf("%s\t%.2f, %.2f\t", fixedName(f), f.Result.MergesPerHour, f.Result.RunsPerMerge)
+		for _, ph := range f.Result.Phases {
+			line += fmt.Sprintf("%.2f, %.2f\t", ph.MergesPerHour, ph.RunsPerMerge)
+		}
+		fmt.Fprintln(tw, line)
+	}
+	_ = tw.Flush()
+	if len(h.Autopilot.Autopilot) > 0 {
+		fmt.Fprintf(w, "\nautopilot: %d changes\n", len(h.Autopilot.Autopilot))
+		for _, c := range h.Autopilot.Autopilot {
+			fmt.Fprintf(w, "  %v  %s\n", c.At.Sub(h.Autopilot.Start).Round(time.Minute), c.Line)
+		}
+	}
 }
 
 // simSweep runs base over the grid, the points at once, and prints a

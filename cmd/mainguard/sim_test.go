@@ -28,7 +28,7 @@ func TestSim(t *testing.T) {
 	for _, re := range []string{
 		`\nbad PRs merged +0\n`,
 		`\nmerges per T +\d+\.\d{3} +bound 2\.346, ratio \d\.\d{3}`, // Bound(0.1, 0.02, 3)
-		`\ntime in queue of merged PRs +mean \S+, p95 \S+\n`,
+		`\ntime in queue of merged PRs +mean \S+, p50 \S+, p90 \S+, p95 \S+\n`,
 	} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("the output does not match %s:\n%s", re, out)
@@ -51,6 +51,16 @@ func TestSim(t *testing.T) {
 		t.Errorf("sim --sweep: exit %d, %d rows\n%s", code, len(rows), out)
 	}
 
+	// A moving world under the autopilot: p 2% then 12%, a burst of
+	// arrivals, log-normal run times; a line per phase, and the changes.
+	out, _, code = mg(t, nil, "sim", "--prs", "300", "--p-schedule", "0.02@0,0.12@150", "--arrivals", "8@0,60@100,8@150",
+		"--lognormal", "0.3", "--autopilot", "--autopilot-max-concurrency", "8")
+	phases := regexp.MustCompile(`(?m)^ +[12] +(0-149|150-299) +(2|12)% +this run +\d+ +\d+\.\d{2} .* 0$`).FindAllString(out, -1)
+	if code != 0 || len(phases) != 2 || !regexp.MustCompile(`\nautopilot: [1-9]\d* changes\n +\S+ +concurrency 1 → `).MatchString(out) ||
+		!regexp.MustCompile(`merge_queue\.autopilot_changed [1-9]`).MatchString(out) || !regexp.MustCompile(`\nbad PRs merged +0\n`).MatchString(out) {
+		t.Errorf("a moving world under the autopilot: exit %d, %d phase lines\n%s", code, len(phases), out)
+	}
+
 	for _, c := range []struct {
 		args []string
 		code int
@@ -58,7 +68,7 @@ func TestSim(t *testing.T) {
 	}{
 		{[]string{"--concurrency", "0"}, 2, "concurrency must be at least 1"},
 		{[]string{"--mode", "fast"}, 2, "mode must be SINGLE or PARALLEL"},
-		{[]string{"--arrival", "bursty"}, 2, "arrivals must be saturated or poisson"},
+		{[]string{"--arrival", "bursty"}, 2, "arrivals must be saturated, poisson or scheduled"},
 		{[]string{"--state", "paused", "--prs", "5"}, 1, "5 of 5 PRs still in the queue"},
 		{[]string{"--commands=off"}, 2, "not simulated: the simulation submits its pull requests through the API"},
 		{[]string{"--comments"}, 2, "not simulated: the simulation writes no pull request comments"},
@@ -89,6 +99,8 @@ func TestSimHelp(t *testing.T) {
 		"direct-merge-mode", "merge-method", "required-statuses", "state", "create-prs-for-testing-branches",
 		"comments", "commands", "status-check", "flaky-retries", "flaky-retry-policy", "flaky-evidence-wait-seconds",
 		"prs", "p", "f", "unknown-flaky", "upload-delay", "test-time", "spread", "arrival", "rate", "targets", "seed", "sweep",
+		"p-schedule", "arrivals", "lognormal", "autopilot", "autopilot-max-concurrency", "autopilot-max-batch",
+		"autopilot-max-ci-runs-per-merge", "compare-fixed", "from-history",
 	} {
 		usage, ok := entries[name]
 		if !ok {

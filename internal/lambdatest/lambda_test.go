@@ -423,6 +423,7 @@ func TestFunctionsAnswerAsTheLocalServer(t *testing.T) {
 			return httpEvent("POST", "/v1/getMergeQueueTestingDetails", q(`,"pr":{"number":10}`), nil)
 		}},
 		{"list-pull-requests", func(world) []byte { return httpEvent("POST", "/v1/listPullRequests", q(``), nil) }},
+		{"get-queue-history", func(world) []byte { return httpEvent("POST", "/v1/getQueueHistory", q(``), nil) }},
 		{"restart-tests-on-pull-request", func(world) []byte {
 			return httpEvent("POST", "/v1/restartTestsOnPullRequest", q(`,"pr":{"number":10}`), nil)
 		}},

@@ -79,6 +79,7 @@ var Limits = []Limit{
 	{Field: "impactedTargets", Max: 1024, Items: 100_000, Chars: lineChars, About: "targets a pull request impacts (or the string `ALL`)"},
 	{Field: "testRunId", Max: 36, Chars: uuidChars, About: "test run id"},
 	{Field: "since", Max: 64, Chars: timeChars, About: "RFC 3339 timestamp"},
+	{Field: "until", Max: 64, Chars: timeChars, About: "RFC 3339 timestamp (getQueueHistory, ours)"},
 	{Field: "cursor", Max: 256, Chars: tokenChars, About: "cursor from a previous page"},
 	{Field: "repo", Max: 511, Chars: ownerChars, About: "getMergeQueueMetrics query parameter, `OWNER/NAME`"},
 	{Field: "repoHost", Max: 253, Chars: hostChars, About: "getMergeQueueMetrics query parameter"},

@@ -83,6 +83,7 @@ func baseBodies() map[string]map[string]any {
 		"set-impacted-targets":            mq(map[string]any{"pr": pr, "impactedTargets": []any{"//web:app"}}),
 		"get-merge-queue-testing-details": {"testRunId": "00000000-0000-4000-8000-000000000001"},
 		"list-pull-requests":              mq(map[string]any{"state": "PENDING", "since": "2026-07-22T00:00:00Z", "cursor": "", "take": 10}),
+		"get-queue-history":               mq(map[string]any{"since": "2026-07-22T00:00:00Z", "until": "2026-07-23T00:00:00Z"}),
 		"get-merge-queue-metrics":         {"repo": "Acme/web", "repoHost": "github.com"},
 		"github-webhook":                  {"X-GitHub-Delivery": "72d3162e-cc78-11e3-81ab-4c9367dc0958"},
 	}

@@ -63,6 +63,7 @@ var functionActions = map[string][]string{
 	"get-submitted-pull-request":      reader(),
 	"get-merge-queue-testing-details": reader(),
 	"list-pull-requests":              reader(),
+	"get-queue-history":               reader(),
 	"get-merge-queue-metrics":         reader(),
 	// writers
 	"link-ticket-to-test-case":      table(tableReads, tableWrites),
@@ -125,6 +126,7 @@ var functionSecrets = map[string][]string{
 	"set-impacted-targets":            {config.SecretGitHubApp},
 	"get-merge-queue-testing-details": {config.SecretGitHubApp},
 	"list-pull-requests":              {config.SecretGitHubApp},
+	"get-queue-history":               {config.SecretGitHubApp},
 	"web":                             {config.SecretGitHubApp, config.SecretWebSession},
 	"list-quarantined-tests":          {config.SecretPageToken},
 	"list-unhealthy-tests":            {config.SecretPageToken},

@@ -47,6 +47,7 @@ var Routes = []Route{
 	{Name: "set-impacted-targets", Method: http.MethodPost, Path: "/setImpactedTargets", Scope: api.ScopeQueue},
 	{Name: "get-merge-queue-testing-details", Method: http.MethodPost, Path: "/getMergeQueueTestingDetails", Scope: api.ScopeRead},
 	{Name: "list-pull-requests", Method: http.MethodPost, Path: "/listPullRequests", Scope: api.ScopeRead},
+	{Name: "get-queue-history", Method: http.MethodPost, Path: "/getQueueHistory", Scope: api.ScopeRead},
 	{Name: "github-webhook", Method: http.MethodPost, Path: "/github/webhook", Public: true},
 
 	{Name: "get-merge-queue-metrics", Method: http.MethodGet, Path: "/getMergeQueueMetrics", Scope: api.ScopeRead},

@@ -42,6 +42,7 @@ func (m *machine) bisectBatch(id string) {
 		// A prefix passed that holds a failed one: one of the two runs was
 		// a flake. Trust the pass; the batch as a whole still failed.
 		m.editBisect(b, func(bs *Bisection) { bs.Hi, bs.FailRun = n, b.ID })
+		m.apFlake()
 	}
 	bs := *b.Bisect
 	onBatch := func(i int) *Entry {
@@ -80,8 +81,9 @@ func (m *machine) bisectBatch(id string) {
 			}
 		}
 	}
-	if bs.Lo >= n {
+	if bs.Lo >= n { // the whole batch passed on its rerun: it failed on a flake
 		m.endBisectionRuns(b, 0, n+1)
+		m.apFlake()
 		return
 	}
 	if culprit {
@@ -133,7 +135,7 @@ func (m *machine) bisectBatch(id string) {
 			mine++
 		}
 	}
-	free := max(m.s.Queue.BisectionConcurrency, 1) - m.bisectionInProgress() + mine
+	free := m.s.Limits().Bisection - m.bisectionInProgress() + mine
 	for _, k := range spread(bs.Lo, bs.Hi, max(free, 1)) {
 		m.startBisection(id, k)
 	}
@@ -180,7 +182,7 @@ func (m *machine) startBisection(batchID string, prefix int) bool {
 		}
 	}
 	b := m.run(batchID)
-	if m.bisectionInProgress() >= max(m.s.Queue.BisectionConcurrency, 1) {
+	if m.bisectionInProgress() >= m.s.Limits().Bisection {
 		return false
 	}
 	first := firstUnderTest(b)

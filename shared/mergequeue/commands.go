@@ -282,6 +282,7 @@ type QueuePatch struct {
 	FlakyRetries                *int
 	FlakyRetryPolicy            *string
 	FlakyEvidenceWaitSeconds    *int
+	AutopilotPatch
 }
 
 func parseEnum[T ~string](field string, v *string, allowed ...T) (T, error) {
@@ -309,11 +310,13 @@ func atLeast(field string, v *int, min int) error {
 }
 
 // CreateQueue is the snapshot of a new queue for repo and branch: the
-// defaults (DefaultQueue) with the createQueue call's mode and
-// concurrency, validated as updateQueue validates them, and bisection
-// running as many test runs at once as the queue does.
-func CreateQueue(repo repository.Ref, branch string, mode *string, concurrency *int, now time.Time) (Snapshot, error) {
-	s, _, err := UpdateQueue(NewSnapshot(DefaultQueue(repo, branch)), QueuePatch{Mode: mode, Concurrency: concurrency}, now)
+// defaults (DefaultQueue) with the createQueue call's fields (p's mode,
+// concurrency and autopilot settings; the others are not createQueue's),
+// validated as updateQueue validates them, and bisection running as many
+// test runs at once as the queue does.
+func CreateQueue(repo repository.Ref, branch string, p QueuePatch, now time.Time) (Snapshot, error) {
+	s, _, err := UpdateQueue(NewSnapshot(DefaultQueue(repo, branch)),
+		QueuePatch{Mode: p.Mode, Concurrency: p.Concurrency, AutopilotPatch: p.AutopilotPatch}, now)
 	if err != nil {
 		return Snapshot{}, err
 	}
@@ -400,6 +403,10 @@ func UpdateQueue(s Snapshot, p QueuePatch, now time.Time) (Snapshot, Output, err
 	if slices.Contains(p.RequiredStatuses, "") {
 		return s, Output{}, errs.E(errs.Invalid, "requiredStatuses must not hold empty strings")
 	}
+	wasOn := q.Autopilot
+	if q.AutopilotSettings, err = q.AutopilotSettings.apply(p.AutopilotPatch); err != nil {
+		return s, Output{}, err
+	}
 	setInt := func(dst *int, v *int) {
 		if v != nil {
 			*dst = *v
@@ -450,6 +457,12 @@ func UpdateQueue(s Snapshot, p QueuePatch, now time.Time) (Snapshot, Output, err
 	}
 	m := newMachine(s, now, nil)
 	m.s.Queue = q
+	switch {
+	case q.Autopilot && !wasOn:
+		m.s.Autopilot = newAutopilot(q, m.now)
+	case !q.Autopilot:
+		m.s.Autopilot = nil // the team's settings apply again
+	}
 	s2, out := m.finish()
 	return s2, out, nil
 }

@@ -234,7 +234,7 @@ func TestQueueOrder(t *testing.T) {
 func TestCreateQueueAppliesTheDefaults(t *testing.T) {
 	repo := repository.Ref{Host: "github.com", Owner: "acme", Name: "web"}
 	mode, three := "parallel", 3
-	s, err := CreateQueue(repo, "main", &mode, &three, t0)
+	s, err := CreateQueue(repo, "main", QueuePatch{Mode: &mode, Concurrency: &three}, t0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,11 +243,11 @@ func TestCreateQueueAppliesTheDefaults(t *testing.T) {
 	if d := cmp.Diff(s.Queue, want, cmpopts.EquateEmpty()); d != "" {
 		t.Errorf("(-got +want):\n%s", d)
 	}
-	if s, err := CreateQueue(repo, "main", nil, nil, t0); err != nil || s.Queue.Concurrency != 1 || s.Queue.BisectionConcurrency != 1 || s.Queue.Mode != ModeSingle {
+	if s, err := CreateQueue(repo, "main", QueuePatch{}, t0); err != nil || s.Queue.Concurrency != 1 || s.Queue.BisectionConcurrency != 1 || s.Queue.Mode != ModeSingle {
 		t.Errorf("without mode and concurrency: %+v %v", s.Queue, err)
 	}
 	zero := 0
-	if _, err := CreateQueue(repo, "main", nil, &zero, t0); !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "concurrency must be at least 1") {
+	if _, err := CreateQueue(repo, "main", QueuePatch{Concurrency: &zero}, t0); !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "concurrency must be at least 1") {
 		t.Errorf("concurrency 0: %v", err)
 	}
 }

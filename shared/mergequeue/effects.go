@@ -235,6 +235,10 @@ type Event struct {
 	// form leaves those out).
 	PRNumbers        []int `json:"pr_numbers,omitempty"`
 	PRNumbersInBatch []int `json:"pr_numbers_in_batch,omitempty"`
+	// Autopilot is the change of a merge_queue.autopilot_changed event
+	// (ours), which concerns no pull request; the driver writes its wire
+	// form.
+	Autopilot *AutopilotChange `json:"-"`
 }
 
 // Observations are the facts the driver gathered since the last step. They

@@ -25,6 +25,9 @@ type machine struct {
 	lastSeq        map[string]int64 // entry id → its last transition in this call
 	direct         *DirectObservation
 	evidence       map[string]*RunEvidence // by run id
+	// walked holds, during one evaluateLines in SINGLE mode, where walks
+	// of runs' PRs ahead of their batch ended (walkAhead).
+	walked map[string][2]int
 }
 
 func newMachine(s Snapshot, now time.Time, newID func() string) *machine {
@@ -55,6 +58,11 @@ func clone(s Snapshot) Snapshot {
 	c.Entries = slices.Clone(s.Entries)
 	c.Runs = slices.Clone(s.Runs)
 	c.Transitions = slices.Clip(s.Transitions)
+	if s.Autopilot != nil {
+		a := *s.Autopilot
+		a.Changes = slices.Clip(a.Changes)
+		c.Autopilot = &a
+	}
 	return c
 }
 
@@ -111,6 +119,9 @@ func (m *machine) addRun(r Run) *Run {
 	i := len(m.s.Runs) - 1
 	m.runByID[r.ID] = i
 	m.touchRun(&m.s.Runs[i])
+	if !r.Direct {
+		m.apRunStarted()
+	}
 	return &m.s.Runs[i]
 }
 
@@ -132,6 +143,7 @@ func (m *machine) transition(e *Entry, to PRState, reason string) {
 	m.s.Transitions = append(m.s.Transitions, t)
 	m.touchEntry(e)
 	m.lastSeq[e.ID] = t.Seq
+	m.apConcluded(from, to, reason)
 	if ev := m.event(e, t); ev != nil {
 		m.out.Effects = append(m.out.Effects, Effect{Key: ev.ID, Kind: EffectEvent, Event: ev})
 		if bev := m.batchEvent(e, ev); bev != nil {
@@ -241,6 +253,7 @@ func (m *machine) endRun(r *Run, status RunStatus, reason string) {
 	}
 	r.Status, r.Reason, r.EndedAt = status, reason, m.now
 	m.touchRun(r)
+	m.apRunEnded(r, status)
 	m.out.Effects = append(m.out.Effects, Effect{
 		Key:  "delete/" + r.ID,
 		Kind: EffectDeleteBranches,
@@ -315,7 +328,8 @@ func (m *machine) finish() (Snapshot, Output) {
 // after that passes the stored id in SubmitRequest.EntryID.
 const FinishedRetention = 24 * time.Hour
 
-// prune drops runs that have ended and are no entry's current run, and
+// prune drops runs that have ended and are no entry's current run (nor
+// the passing or failing prefix run of a batch being searched), and
 // entries finished longer than FinishedRetention ago.
 func (m *machine) prune() {
 	s := &m.s
@@ -327,6 +341,14 @@ func (m *machine) prune() {
 		}
 		if e.Active() && e.RetryOf != "" {
 			current[e.RetryOf] = true // its head may be reused
+		}
+	}
+	for i := range s.Runs {
+		// A batch's search names the runs of the prefixes that passed and
+		// failed; its PRs move onto them when the search ends, perhaps
+		// rounds later, and a PR whose run is gone restarts.
+		if b := s.Runs[i].Bisect; b != nil && current[s.Runs[i].ID] {
+			current[b.PassRun], current[b.FailRun] = true, true
 		}
 	}
 	s.Runs = slices.DeleteFunc(s.Runs, func(r Run) bool {

@@ -43,6 +43,9 @@ type propSim struct {
 	lastSeen  map[int]Entry  // last version of each entry the driver stored
 	retries   map[string]int // flaky retries by entry id and episode
 	nextPR    int
+	// apRNG is the autopilot's own stream (its bounds), so that turning it
+	// on leaves the other draws of a seed as they were.
+	apRNG *rand.Rand
 }
 
 func (p *propSim) check(before Snapshot, out Output) {
@@ -114,14 +117,17 @@ func (p *propSim) check(before Snapshot, out Output) {
 				runningBefore++
 			}
 		}
-		limit := p.snap.Queue.Concurrency
+		// The autopilot may lower the limit at the end of a step that
+		// started runs under the one before.
+		limit := max(p.snap.Limits().Concurrency, before.Limits().Concurrency)
 		if bisection {
-			limit = max(p.snap.Queue.BisectionConcurrency, 1)
+			limit = max(p.snap.Limits().Bisection, before.Limits().Bisection)
 		}
 		if running > max(limit, runningBefore) {
 			t.Fatalf("%d runs in progress (bisection: %v) with a limit of %d", running, bisection, limit)
 		}
 	}
+	p.checkAutopilot(before, out)
 	// No PR lost: every submitted PR is in the snapshot, or was stored
 	// finished before it was pruned.
 	inSnap := map[int]bool{}
@@ -131,6 +137,52 @@ func (p *propSim) check(before Snapshot, out Output) {
 	for pr := range p.submitted {
 		if !inSnap[pr] && !p.lastSeen[pr].State.Terminal() {
 			t.Fatalf("PR %d lost: not in the snapshot, last seen %s", pr, p.lastSeen[pr].State)
+		}
+	}
+}
+
+// checkAutopilot: the limits the queue runs with stay within the
+// autopilot's bounds, a new run tests no more PRs than the batch size
+// (before or after the step: the autopilot decides at its end), and each
+// change the autopilot makes on its own comes a run window (its run time
+// then) after the one before, one step away.
+func (p *propSim) checkAutopilot(before Snapshot, out Output) {
+	t := p.t
+	t.Helper()
+	q := p.snap.Queue
+	if q.Autopilot {
+		b := q.WithRetryDefaults().AutopilotSettings
+		if l := p.snap.Limits(); l.Concurrency > b.AutopilotMaxConcurrency || l.Batch > b.AutopilotMaxBatch || l.Bisection > b.AutopilotMaxConcurrency {
+			t.Fatalf("the autopilot runs with %+v, beyond its bounds %+v", l, b)
+		}
+	}
+	old := map[string]bool{}
+	for _, r := range before.Runs {
+		old[r.ID] = true
+	}
+	for _, r := range out.Runs {
+		if old[r.ID] || r.Bisection || r.Direct {
+			continue
+		}
+		if n, most := countUnderTest(&r), max(before.Limits().Batch, p.snap.Limits().Batch); n > most {
+			t.Fatalf("run %s tests %d PRs; the batch size is %d", r.ID, n, most)
+		}
+	}
+	for _, e := range out.Effects {
+		if e.Kind != EffectEvent || e.Event.Autopilot == nil {
+			continue
+		}
+		c := *e.Event.Autopilot
+		if c.Kind != ChangeModel {
+			continue
+		}
+		autopilotSeen.Add(1)
+		if before.Autopilot == nil || c.At.Before(before.Autopilot.ChangedAt.Add(c.RunTime)) {
+			t.Fatalf("the autopilot changed %+v within a run window (%v) of its last change", c, c.RunTime)
+		}
+		fc, fb := c.FromConcurrency, c.FromBatch
+		if c.ToConcurrency > fc+max(2, fc/2) || c.ToConcurrency < fc-max(2, fc/3) || c.ToBatch > 2*fb || c.ToBatch < fb/2 {
+			t.Fatalf("the autopilot jumped: %s", c.Line)
 		}
 	}
 }
@@ -266,10 +318,27 @@ func (p *propSim) act() {
 		delete(w.hold, p.randomPR())
 	case k < 38:
 		p.now = p.now.Add(time.Duration(r.IntN(400)) * time.Minute)
+		p.moveBounds()
 	default:
 		p.driverStep()
 		p.now = p.now.Add(time.Duration(r.IntN(90)) * time.Second)
 	}
+}
+
+// moveBounds, now and then on an autopilot's seed, changes its bounds
+// (lowering them below its choices too) or turns it off and on again.
+func (p *propSim) moveBounds() {
+	if p.apRNG == nil || p.apRNG.IntN(3) > 0 {
+		return
+	}
+	r := p.apRNG
+	patch := AutopilotPatch{AutopilotMaxConcurrency: ptr(1 + r.IntN(6)), AutopilotMaxBatch: ptr(1 + r.IntN(8))}
+	if r.IntN(5) == 0 {
+		patch = AutopilotPatch{Autopilot: ptr(r.IntN(2) == 0)}
+	}
+	p.command(0, func(s Snapshot) (Snapshot, Output, error) {
+		return UpdateQueue(s, QueuePatch{AutopilotPatch: patch}, p.now)
+	})
 }
 
 func (p *propSim) command(pr int, f func(Snapshot) (Snapshot, Output, error)) {
@@ -380,6 +449,10 @@ var bisectionSeen atomic.Int64
 // its PR's merge: PARALLEL lanes really ran side by side.
 var lanesSeen atomic.Int64
 
+// autopilotSeen counts the changes the autopilot made on its own (not to
+// follow a bound) that the generator reached.
+var autopilotSeen atomic.Int64
+
 func TestProperties(t *testing.T) {
 	defer func() {
 		if optimisticSeen.Load() == 0 {
@@ -397,7 +470,11 @@ func TestProperties(t *testing.T) {
 		if lanesSeen.Load() == 0 {
 			t.Error("no seed merged two PARALLEL lanes side by side: the generator lost that case")
 		}
-		t.Logf("optimistic merges %d, direct merges %d, side-by-side lane merges %d, passed on bisection %d, flaky retries %d", optimisticSeen.Load(), directSeen.Load(), lanesSeen.Load(), bisectionSeen.Load(), retriesSeen.Load())
+		if autopilotSeen.Load() == 0 {
+			t.Error("no seed saw the autopilot change a setting: the generator lost that case")
+		}
+		t.Logf("optimistic merges %d, direct merges %d, side-by-side lane merges %d, passed on bisection %d, flaky retries %d, autopilot changes %d",
+			optimisticSeen.Load(), directSeen.Load(), lanesSeen.Load(), bisectionSeen.Load(), retriesSeen.Load(), autopilotSeen.Load())
 	}()
 	seeds := 100
 	if testing.Short() {
@@ -433,6 +510,15 @@ func TestProperties(t *testing.T) {
 					BisectionConcurrency: ptr(1 + rng.IntN(2)),
 					OptimizationMode:     ptr([]string{"OFF", "BISECTION_SKIP_REDUNDANT_TESTS"}[rng.IntN(2)]),
 				})
+			}
+			// A third of the seeds run the autopilot, bounds drawn from a
+			// stream of its own.
+			if ap := rand.New(rand.NewPCG(uint64(seed), 8)); ap.IntN(3) == 0 {
+				p.apRNG = ap
+				p.update(QueuePatch{AutopilotPatch: AutopilotPatch{
+					Autopilot: ptr(true), AutopilotMaxConcurrency: ptr(1 + ap.IntN(6)), AutopilotMaxBatch: ptr(1 + ap.IntN(8)),
+					AutopilotMaxCiRunsPerMerge: ptr(0.5 + 3*ap.Float64()),
+				}})
 			}
 			for range 250 {
 				p.act()

@@ -48,6 +48,9 @@ func Step(s Snapshot, obs Observations, now time.Time, newID func() string) (Sna
 	m.retries(prObs)
 	m.settle() // an abandoned merge restarts its entry
 	m.retryNotices()
+	if m.autopilot() {
+		m.settle() // its new settings apply at once
+	}
 	return m.finish()
 }
 
@@ -478,6 +481,12 @@ func dependents(line []*Entry, deps [][]int, idx int) []*Entry {
 func (m *machine) evaluateLines() {
 	line := m.line()
 	deps := m.dependencies(line)
+	if deps == nil {
+		// SINGLE mode: the entries of a batch share their run and what
+		// is ahead of it; its walk is made once (walkAhead).
+		m.walked = map[string][2]int{}
+		defer func() { m.walked = nil }()
+	}
 	var kept []*Entry // SINGLE mode: the entries so far that still hold a place
 	for idx, e := range line {
 		ahead := kept
@@ -586,7 +595,7 @@ func (m *machine) optimisticRun(e *Entry, ahead, behind []*Entry) *Run {
 // builtOn reports whether run r merged e in, at its current head, after
 // exactly the entries ahead (at theirs) and those the queue merged since.
 func (m *machine) builtOn(r *Run, e *Entry, ahead []*Entry) bool {
-	differs, short, self := m.walkAhead(r, e, ahead)
+	differs, short, self := m.walkAhead(r, e, ahead, false)
 	return differs == nil && !short && self != nil && !self.UnderTest &&
 		self.Episode == e.Episode && self.HeadSHA == e.PR.HeadSHA
 }
@@ -597,21 +606,33 @@ func (m *machine) builtOn(r *Run, e *Entry, ahead []*Entry) bool {
 // heads. It returns the first of those PRs that is not the next of ahead
 // (nil when none), whether some of ahead was left unmet (short), and e's
 // own place in r (nil when r does not hold e).
-func (m *machine) walkAhead(r *Run, e *Entry, ahead []*Entry) (differs *RunPR, short bool, self *RunPR) {
-	k := 0
-	for i := range r.PRs {
+//
+// With resume (e under test in r, from evaluateLines in SINGLE mode), a
+// walk of r's PRs ahead of its batch that matched is kept in m.walked
+// (the index of its first PR under test, and the entries of ahead it
+// met), and the next entry of the batch resumes there: its ahead starts
+// with the same entries, as the line only grows during one evaluation.
+func (m *machine) walkAhead(r *Run, e *Entry, ahead []*Entry, resume bool) (differs *RunPR, short bool, self *RunPR) {
+	k, from := 0, 0
+	if w, ok := m.walked[r.ID]; resume && ok && w[1] <= len(ahead) {
+		from, k = w[0], w[1]
+	}
+	for i := from; i < len(r.PRs); i++ {
 		p := &r.PRs[i]
+		if resume && m.walked != nil && p.UnderTest && from == 0 {
+			m.walked[r.ID], from = [2]int{i, k}, i // the batch starts here; nothing differed
+		}
 		if p.EntryID == e.ID {
 			self = p
 			break
 		}
-		if m.mergedByQueueAt(*p) {
+		if k < len(ahead) && ahead[k].ID == p.EntryID && ahead[k].Episode == p.Episode && ahead[k].PR.HeadSHA == p.HeadSHA {
+			k++ // the common case first: an entry ahead is active, so never merged
 			continue
 		}
-		if k >= len(ahead) || ahead[k].ID != p.EntryID || ahead[k].Episode != p.Episode || ahead[k].PR.HeadSHA != p.HeadSHA {
+		if !m.mergedByQueueAt(*p) {
 			return p, false, nil
 		}
-		k++
 	}
 	return nil, k != len(ahead), self
 }
@@ -665,7 +686,7 @@ func (m *machine) valid(r *Run, e *Entry, ahead []*Entry) (string, bool) {
 		return ReasonManualPush, false
 	}
 	// What was merged in before e must be exactly what is ahead of it now.
-	differs, short, _ := m.walkAhead(r, e, ahead)
+	differs, short, _ := m.walkAhead(r, e, ahead, true)
 	switch {
 	case differs != nil:
 		return missingReason(m.entryByIDPtr(differs.EntryID), *differs), false
@@ -767,7 +788,9 @@ func (m *machine) jumpTheLine() {
 	}
 }
 
-func (m *machine) concurrency() int { return max(m.s.Queue.Concurrency, 1) }
+// concurrency is the test runs at once: the queue's setting, or the
+// autopilot's choice.
+func (m *machine) concurrency() int { return m.s.Limits().Concurrency }
 
 // inProgress counts the test runs in progress that take a concurrency
 // slot: bisection runs have their own (bisectionInProgress).
@@ -859,13 +882,14 @@ func (m *machine) startRuns() {
 }
 
 // nextBatch is the PRs the next test run takes from waiting (in line
-// order): one PR, or with batching on up to batchingMinSize consecutive PRs
-// of one priority that are not noBatch. A batch shorter than that waits for more until its
-// first PR has waited batchingMaxWaitTimeMinutes; nil while it waits.
+// order): one PR, or with batching on up to batchingMinSize (or the
+// autopilot's batch size) consecutive PRs of one priority that are not
+// noBatch. A batch shorter than that waits for more until its first PR
+// has waited batchingMaxWaitTimeMinutes; nil while it waits.
 func (m *machine) nextBatch(waiting []*Entry) []*Entry {
 	q := m.s.Queue
-	size := max(q.BatchingMinSize, 1)
-	if !q.Batch || size == 1 || waiting[0].NoBatch {
+	size := m.s.Limits().Batch
+	if size == 1 || waiting[0].NoBatch {
 		return waiting[:1]
 	}
 	// A batch keeps to one priority: an urgent PR jumping the line restarts

@@ -60,9 +60,11 @@ const (
 // enough for an upload that arrives a little after the failed status.
 const DefaultEvidenceWaitSeconds = 120
 
-// WithRetryDefaults fills the anti-flake settings of a queue stored before
-// they existed (no policy: never set), so 0 can remain a chosen wait.
+// WithRetryDefaults fills the settings of a queue stored before they
+// existed: the anti-flake ones (no policy: never set, so 0 can remain a
+// chosen wait), the labels', and the autopilot's bounds.
 func (q Queue) WithRetryDefaults() Queue {
+	q.AutopilotSettings = q.AutopilotSettings.withDefaults()
 	if q.FlakyRetryPolicy == "" {
 		q.FlakyRetryPolicy, q.FlakyEvidenceWaitSeconds = RetryKnownFlaky, DefaultEvidenceWaitSeconds
 	}
@@ -211,6 +213,10 @@ type Queue struct {
 	FlakyRetries             int              `json:",omitempty"`
 	FlakyRetryPolicy         FlakyRetryPolicy `json:",omitempty"`
 	FlakyEvidenceWaitSeconds int              `json:",omitempty"`
+	// AutopilotSettings (ours): the autopilot and its bounds
+	// (autopilot.go). While it is on, Concurrency, Batch, BatchingMinSize
+	// and BisectionConcurrency wait for it to be turned off.
+	AutopilotSettings
 }
 
 // DefaultQueue is the queue createQueue makes for repo and branch, with the
@@ -236,6 +242,7 @@ func DefaultQueue(repo repository.Ref, branch string) Queue {
 		StateLabelPrefix:           DefaultStateLabelPrefix,
 		FlakyRetryPolicy:           RetryKnownFlaky,
 		FlakyEvidenceWaitSeconds:   DefaultEvidenceWaitSeconds,
+		AutopilotSettings:          AutopilotSettings{}.withDefaults(),
 	}
 }
 
@@ -262,6 +269,8 @@ type Snapshot struct {
 	// branch protection, valid when ProtectionKnown.
 	ProtectionContexts []string
 	ProtectionKnown    bool
+	// Autopilot is the autopilot's state while it is on (autopilot.go).
+	Autopilot *AutopilotState `json:",omitempty"`
 	// Version increases with every change; the driver saves conditionally on
 	// it.
 	Version        int64

@@ -196,7 +196,11 @@ func queuesOf(r store.QueueRecord, now time.Time, ts []mergequeue.TransitionReco
 		}
 	}
 	out := []queuemetrics.Queue{{Repo: repo, Branch: r.Key.Branch, Type: queuemetrics.QueueMain, States: states, Window: queuemetrics.WindowOf(now, ts)}}
-	if s.Queue.Batch {
+	if a := s.Autopilot; s.Queue.Autopilot && a != nil {
+		l, est := s.Limits(), a.Estimates()
+		out[0].Autopilot = &queuemetrics.Autopilot{Concurrency: l.Concurrency, Batch: l.Batch, BadRate: est.BadRate, FlakeRate: est.FlakeRate, RunTime: est.RunTime}
+	}
+	if s.Limits().Batch > 1 {
 		var bis []mergequeue.TransitionRecord
 		for _, t := range ts {
 			if t.Transition.Bisection {

@@ -62,6 +62,7 @@ func (h *Handlers) Endpoints() lambdafn.Handlers {
 		"set-impacted-targets":            h.SetImpactedTargets(),
 		"get-merge-queue-testing-details": h.GetTestingDetails(),
 		"list-pull-requests":              h.ListPullRequests(),
+		"get-queue-history":               h.GetQueueHistory(),
 		"github-webhook":                  h.GitHubWebhook(),
 	}
 }
@@ -133,6 +134,7 @@ type createRequest struct {
 	common
 	Mode        *string `json:"mode"`
 	Concurrency *int    `json:"concurrency"`
+	mergequeue.AutopilotPatch
 }
 
 // CreateQueue serves POST /createQueue: 409 when the branch has a queue.
@@ -143,7 +145,8 @@ func (h *Handlers) CreateQueue() http.Handler {
 			return nil, err
 		}
 		now := h.Now()
-		s, err := mergequeue.CreateQueue(k.Repo, k.Branch, req.Mode, req.Concurrency, now)
+		s, err := mergequeue.CreateQueue(k.Repo, k.Branch,
+			mergequeue.QueuePatch{Mode: req.Mode, Concurrency: req.Concurrency, AutopilotPatch: req.AutopilotPatch}, now)
 		if err != nil {
 			return nil, err
 		}
@@ -168,7 +171,7 @@ func (h *Handlers) GetQueue() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		v := h.enums(r.Context()).queue(rec.Snapshot.Queue)
+		v := h.enums(r.Context()).queue(rec.Snapshot)
 		prs := []EnqueuedPRView{}
 		for _, e := range mergequeue.QueueOrder(rec.Snapshot) {
 			prs = append(prs, h.enums(r.Context()).enqueued(e))
@@ -208,6 +211,41 @@ type updateRequest struct {
 	FlakyRetries             *int    `json:"flakyRetries"`
 	FlakyRetryPolicy         *string `json:"flakyRetryPolicy"`
 	FlakyEvidenceWaitSeconds *int    `json:"flakyEvidenceWaitSeconds"`
+	// The autopilot (ours).
+	mergequeue.AutopilotPatch
+}
+
+// patch is the engine's form of an updateQueue call.
+func (req *updateRequest) patch() mergequeue.QueuePatch {
+	return mergequeue.QueuePatch{
+		State: req.State, Mode: req.Mode, Concurrency: req.Concurrency, TestingTimeoutMinutes: req.TestingTimeoutMinutes,
+		CanOptimisticallyMerge: req.CanOptimisticallyMerge, PendingFailureDepth: req.PendingFailureDepth,
+		Batch: req.Batch, BatchingMaxWaitTimeMinutes: req.BatchingMaxWaitTimeMinutes, BatchingMinSize: req.BatchingMinSize,
+		BisectionConcurrency: req.BisectionConcurrency, RequiredStatuses: req.RequiredStatuses,
+		DeleteRequiredStatuses: req.DeleteRequiredStatuses, MergeMethod: req.MergeMethod,
+		DirectMergeMode: req.DirectMergeMode, OptimizationMode: req.OptimizationMode,
+		CreatePrsForTestingBranches: req.CreatePrsForTestingBranches, CommentsEnabled: req.CommentsEnabled,
+		CommandsEnabled: req.CommandsEnabled, StatusCheckEnabled: req.StatusCheckEnabled,
+		EnqueueingLabel: req.EnqueueingLabel, LabelCommandsEnabled: req.LabelCommandsEnabled,
+		StateLabelsEnabled: req.StateLabelsEnabled, ExtensionEnabled: req.ExtensionEnabled, StateLabelPrefix: req.StateLabelPrefix,
+		FlakyRetries: req.FlakyRetries, FlakyRetryPolicy: req.FlakyRetryPolicy, FlakyEvidenceWaitSeconds: req.FlakyEvidenceWaitSeconds,
+		AutopilotPatch: req.AutopilotPatch,
+	}
+}
+
+// PatchOf reads a queue record as getQueue answers it (settings, JSON)
+// into the updateQueue call that would set every one of them, as
+// updateQueue reads its body: a replay runs under a recorded queue's own
+// settings (getQueueHistory's settings). Its state is left out: a
+// replay's queue runs.
+func PatchOf(settings []byte) (mergequeue.QueuePatch, error) {
+	var req updateRequest
+	if err := json.Unmarshal(settings, &req); err != nil {
+		return mergequeue.QueuePatch{}, errs.Wrap(errs.Invalid, err, "the queue settings do not read as getQueue's record: %v", err)
+	}
+	p := req.patch()
+	p.State = nil
+	return p, nil
 }
 
 // UpdateQueue serves POST /updateQueue: the queue without its PRs.
@@ -217,19 +255,7 @@ func (h *Handlers) UpdateQueue() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		p := mergequeue.QueuePatch{
-			State: req.State, Mode: req.Mode, Concurrency: req.Concurrency, TestingTimeoutMinutes: req.TestingTimeoutMinutes,
-			CanOptimisticallyMerge: req.CanOptimisticallyMerge, PendingFailureDepth: req.PendingFailureDepth,
-			Batch: req.Batch, BatchingMaxWaitTimeMinutes: req.BatchingMaxWaitTimeMinutes, BatchingMinSize: req.BatchingMinSize,
-			BisectionConcurrency: req.BisectionConcurrency, RequiredStatuses: req.RequiredStatuses,
-			DeleteRequiredStatuses: req.DeleteRequiredStatuses, MergeMethod: req.MergeMethod,
-			DirectMergeMode: req.DirectMergeMode, OptimizationMode: req.OptimizationMode,
-			CreatePrsForTestingBranches: req.CreatePrsForTestingBranches, CommentsEnabled: req.CommentsEnabled,
-			CommandsEnabled: req.CommandsEnabled, StatusCheckEnabled: req.StatusCheckEnabled,
-			EnqueueingLabel: req.EnqueueingLabel, LabelCommandsEnabled: req.LabelCommandsEnabled,
-			StateLabelsEnabled: req.StateLabelsEnabled, ExtensionEnabled: req.ExtensionEnabled, StateLabelPrefix: req.StateLabelPrefix,
-			FlakyRetries: req.FlakyRetries, FlakyRetryPolicy: req.FlakyRetryPolicy, FlakyEvidenceWaitSeconds: req.FlakyEvidenceWaitSeconds,
-		}
+		p := req.patch()
 		rec, err := h.Driver.Apply(r.Context(), k, func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error) {
 			return mergequeue.UpdateQueue(rec.Snapshot, p, h.Now())
 		})
@@ -239,7 +265,7 @@ func (h *Handlers) UpdateQueue() http.Handler {
 		if rec, err = h.Driver.View(r.Context(), k); err != nil { // a mode switch may have ended at once
 			return nil, err
 		}
-		return h.enums(r.Context()).queue(rec.Snapshot.Queue), nil
+		return h.enums(r.Context()).queue(rec.Snapshot), nil
 	})
 }
 
@@ -600,5 +626,75 @@ func (h *Handlers) ListPullRequests() http.Handler {
 			out.PullRequests = append(out.PullRequests, h.enums(r.Context()).submitted(s.Entry, rec.Snapshot.Queue, false))
 		}
 		return out, nil
+	})
+}
+
+type historyRequest struct {
+	common
+	Since *string `json:"since"`
+	Until *string `json:"until"`
+}
+
+// QueueHistoryView is the answer of getQueueHistory (ours): the queue's
+// settings as getQueue shows them (without its pull requests) and its
+// history in the window, for `mainguard sim --from-history`.
+type QueueHistoryView struct {
+	Repo         repository.Ref `json:"repo"`
+	TargetBranch string         `json:"targetBranch"`
+	Settings     QueueView      `json:"settings"`
+	mergequeue.History
+}
+
+// MaxHistoryWindow bounds the window of one getQueueHistory call: a
+// month of a busy queue is a few MB, within Lambda's 6 MB answer.
+const MaxHistoryWindow = 31 * 24 * time.Hour
+
+// defaultHistoryWindow is the window when since is not given.
+const defaultHistoryWindow = 30 * 24 * time.Hour
+
+// GetQueueHistory serves POST /getQueueHistory (ours): the queue's
+// arrivals, runs and conclusions from since (default 30 days before
+// until) to until (default now, included), at most MaxHistoryWindow apart.
+func (h *Handlers) GetQueueHistory() http.Handler {
+	return api.JSON(func(r *http.Request, req *historyRequest) (any, error) {
+		ctx := r.Context()
+		k, err := h.key(ctx, req.common)
+		if err != nil {
+			return nil, err
+		}
+		// Without until, the window ends just after now (the next
+		// millisecond: the API's precision), so that what happened at
+		// this very instant, a merge of the last tick, is in it.
+		until := h.Now().Truncate(time.Millisecond).Add(time.Millisecond)
+		if req.Until != nil {
+			if until, err = time.Parse(time.RFC3339Nano, *req.Until); err != nil {
+				return nil, errs.E(errs.Invalid, "until must be an RFC 3339 timestamp like 2026-07-23T01:32:50.000Z")
+			}
+		}
+		since := until.Add(-defaultHistoryWindow)
+		if req.Since != nil {
+			if since, err = time.Parse(time.RFC3339Nano, *req.Since); err != nil {
+				return nil, errs.E(errs.Invalid, "since must be an RFC 3339 timestamp like 2026-07-23T01:32:50.000Z")
+			}
+		}
+		switch {
+		case !since.Before(until):
+			return nil, errs.E(errs.Invalid, "since must be before until")
+		case until.Sub(since) > MaxHistoryWindow:
+			return nil, errs.E(errs.Invalid, "since and until must be at most 31 days apart: ask for a longer history a month at a time")
+		}
+		rec, err := h.Driver.View(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		hist, err := h.Store.QueueHistory(ctx, rec, since, until)
+		if err != nil {
+			return nil, err
+		}
+		e := h.enums(ctx)
+		for i := range hist.Runs {
+			hist.Runs[i].Outcome = mergequeue.RunStatus(e.of(string(hist.Runs[i].Outcome)))
+		}
+		return QueueHistoryView{Repo: rec.Key.Repo, TargetBranch: rec.Key.Branch, Settings: e.queue(rec.Snapshot), History: hist}, nil
 	})
 }

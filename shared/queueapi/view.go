@@ -2,6 +2,7 @@ package queueapi
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,14 +55,85 @@ type QueueView struct {
 	// Ours: what starts every state label.
 	StateLabelPrefix string `json:"stateLabelPrefix"`
 	// Ours: anti-flake retries.
-	FlakyRetries             int               `json:"flakyRetries"`
-	FlakyRetryPolicy         string            `json:"flakyRetryPolicy"`
-	FlakyEvidenceWaitSeconds int               `json:"flakyEvidenceWaitSeconds"`
-	EnqueuedPullRequests     *[]EnqueuedPRView `json:"enqueuedPullRequests,omitempty"`
+	FlakyRetries             int    `json:"flakyRetries"`
+	FlakyRetryPolicy         string `json:"flakyRetryPolicy"`
+	FlakyEvidenceWaitSeconds int    `json:"flakyEvidenceWaitSeconds"`
+	// Ours: the autopilot, its bounds, and (read only) what it chose and
+	// why; null while it is off.
+	mergequeue.AutopilotSettings
+	AutopilotStatus      *AutopilotStatusView `json:"autopilotStatus"`
+	EnqueuedPullRequests *[]EnqueuedPRView    `json:"enqueuedPullRequests,omitempty"`
 }
 
-func (e enums) queue(q mergequeue.Queue) QueueView {
-	q = q.WithRetryDefaults()
+// AutopilotStatusView is what the autopilot chose and why (ours).
+type AutopilotStatusView struct {
+	Concurrency int `json:"concurrency"`
+	BatchSize   int `json:"batchSize"`
+	// The estimates, over the last pullRequestsObserved concluded PRs
+	// (bad-PR rate) and runsObserved completed runs (flake rate), and the
+	// median run duration, which spaces the changes.
+	BadPRRate            float64 `json:"badPrRate"`
+	FlakeRate            float64 `json:"flakeRate"`
+	RunDurationSeconds   float64 `json:"runDurationSeconds"`
+	PullRequestsObserved int     `json:"pullRequestsObserved"`
+	RunsObserved         int     `json:"runsObserved"`
+	// CIRunsPerMerge is measured since the last change (null before a
+	// merge).
+	CIRunsPerMerge *float64              `json:"ciRunsPerMerge"`
+	ChangedAt      string                `json:"changedAt"`
+	Changes        []AutopilotChangeView `json:"changes"`
+}
+
+// AutopilotChangeView is one change of the autopilot, newest first in
+// autopilotStatus.changes.
+type AutopilotChangeView struct {
+	At          string   `json:"at"`
+	Kind        string   `json:"kind"`
+	Concurrency FromTo   `json:"concurrency"`
+	BatchSize   FromTo   `json:"batchSize"`
+	Reason      string   `json:"reason"`
+	BadPRRate   *float64 `json:"badPrRate"`
+	FlakeRate   *float64 `json:"flakeRate"`
+}
+
+// FromTo is a setting before and after a change.
+type FromTo struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+}
+
+// AutopilotStatusOf is the autopilotStatus of snapshot s: nil while the
+// autopilot is off.
+func AutopilotStatusOf(s mergequeue.Snapshot) *AutopilotStatusView {
+	a := s.Autopilot
+	if !s.Queue.Autopilot || a == nil {
+		return nil
+	}
+	l, est := s.Limits(), a.Estimates()
+	v := &AutopilotStatusView{
+		Concurrency: l.Concurrency, BatchSize: l.Batch, BadPRRate: est.BadRate, FlakeRate: est.FlakeRate,
+		RunDurationSeconds: est.RunTime.Seconds(), PullRequestsObserved: est.PRs, RunsObserved: est.Runs,
+		ChangedAt: ts(a.ChangedAt), Changes: []AutopilotChangeView{},
+	}
+	if a.MergesSince > 0 {
+		r := float64(a.RunsSince) / float64(a.MergesSince)
+		v.CIRunsPerMerge = &r
+	}
+	for _, c := range slices.Backward(a.Changes) {
+		cv := AutopilotChangeView{
+			At: ts(c.At), Kind: c.Kind, Reason: c.Line,
+			Concurrency: FromTo{c.FromConcurrency, c.ToConcurrency}, BatchSize: FromTo{c.FromBatch, c.ToBatch},
+		}
+		if c.Kind == mergequeue.ChangeModel {
+			cv.BadPRRate, cv.FlakeRate = &c.BadRate, &c.FlakeRate
+		}
+		v.Changes = append(v.Changes, cv)
+	}
+	return v
+}
+
+func (e enums) queue(s mergequeue.Snapshot) QueueView {
+	q := s.Queue.WithRetryDefaults()
 	return QueueView{
 		State: e.of(string(q.State)), Branch: q.Branch, Mode: e.of(string(q.Mode)),
 		Concurrency: q.Concurrency, TestingTimeoutMinutes: q.TestingTimeoutMinutes,
@@ -74,6 +146,7 @@ func (e enums) queue(q mergequeue.Queue) QueueView {
 		EnqueueingLabel: q.EnqueueingLabel, LabelCommandsEnabled: q.LabelCommandsEnabled,
 		StateLabelsEnabled: q.StateLabelsEnabled, ExtensionEnabled: q.ExtensionEnabled, StateLabelPrefix: q.StateLabelPrefix,
 		FlakyRetries: q.FlakyRetries, FlakyRetryPolicy: e.of(string(q.FlakyRetryPolicy)), FlakyEvidenceWaitSeconds: q.FlakyEvidenceWaitSeconds,
+		AutopilotSettings: q.AutopilotSettings, AutopilotStatus: AutopilotStatusOf(s),
 	}
 }
 

@@ -52,6 +52,16 @@ type Queue struct {
 	States map[mergequeue.PRState]int
 	// Window is the last hour's activity, usually from WindowOf.
 	Window Window
+	// Autopilot is what the autopilot chose and estimates (ours), nil
+	// while it is off; only a main queue has one.
+	Autopilot *Autopilot
+}
+
+// Autopilot is the autopilot's choices and estimates, for its gauges.
+type Autopilot struct {
+	Concurrency, Batch int
+	BadRate, FlakeRate float64
+	RunTime            time.Duration
 }
 
 // Window is the activity of one queue over the last hour.
@@ -112,6 +122,12 @@ var (
 	famWait       = newFamily("mq_pr_wait_duration_1h_seconds", "Time PRs concluded in the last hour waited before testing started", dto.MetricType_HISTOGRAM)
 	famTest       = newFamily("mq_pr_test_duration_1h_seconds", "Time PRs concluded in the last hour spent in testing", dto.MetricType_HISTOGRAM)
 	famTimeQueued = newFamily("mq_pr_time_in_queue_1h_seconds", "Time PRs concluded in the last hour spent in the queue, from pending to conclusion", dto.MetricType_HISTOGRAM)
+	// The autopilot's (ours): its choices and the estimates it made them on.
+	famAPConcurrency = newFamily("mq_autopilot_concurrency", "Test runs at once the autopilot chose", dto.MetricType_GAUGE)
+	famAPBatch       = newFamily("mq_autopilot_batch_size", "Batch size the autopilot chose (1: no batching)", dto.MetricType_GAUGE)
+	famAPBadRate     = newFamily("mq_autopilot_bad_pr_ratio", "Share of the last concluded PRs failed by their own tests, as the autopilot estimates it", dto.MetricType_GAUGE)
+	famAPFlakeRate   = newFamily("mq_autopilot_flake_ratio", "Share of the last completed runs that failed on a flake, as the autopilot estimates it", dto.MetricType_GAUGE)
+	famAPRunTime     = newFamily("mq_autopilot_run_duration_seconds", "Median duration of the last test runs, the autopilot's run time", dto.MetricType_GAUGE)
 )
 
 type family struct {
@@ -135,6 +151,7 @@ func Families(qs []Queue) ([]*dto.MetricFamily, error) {
 		return cmp.Or(cmp.Compare(a.Repo, b.Repo), cmp.Compare(a.Branch, b.Branch), cmp.Compare(a.Type, b.Type))
 	})
 	var depth, awaiting, testing, concluded, restarts, retries, wait, test, inQueue []*dto.Metric
+	var apConc, apBatch, apBad, apFlake, apRun []*dto.Metric
 	for _, q := range qs {
 		if q.Type != QueueMain && q.Type != QueueBisection {
 			return nil, errs.E(errs.Internal, "metrics: queue %s %s has unknown queue type %q", q.Repo, q.Branch, q.Type)
@@ -169,19 +186,26 @@ func Families(qs []Queue) ([]*dto.MetricFamily, error) {
 		wait = append(wait, histogram(labels(), w))
 		test = append(test, histogram(labels(), t))
 		inQueue = append(inQueue, histogram(labels(), iq))
+		if a := q.Autopilot; a != nil && q.Type == QueueMain {
+			apConc, apBatch = append(apConc, gauge(labels(), a.Concurrency)), append(apBatch, gauge(labels(), a.Batch))
+			apBad, apFlake = append(apBad, gaugeOf(labels(), a.BadRate)), append(apFlake, gaugeOf(labels(), a.FlakeRate))
+			apRun = append(apRun, gaugeOf(labels(), a.RunTime.Seconds()))
+		}
 	}
 	return []*dto.MetricFamily{
 		famDepth.with(depth), famAwaiting.with(awaiting), famTesting.with(testing),
 		famConcluded.with(concluded), famRestarts.with(restarts), famRetries.with(retries),
 		famWait.with(wait), famTest.with(test), famTimeQueued.with(inQueue),
+		famAPConcurrency.with(apConc), famAPBatch.with(apBatch), famAPBadRate.with(apBad), famAPFlakeRate.with(apFlake), famAPRunTime.with(apRun),
 	}, nil
 }
 
 func pair(name, value string) *dto.LabelPair { return &dto.LabelPair{Name: &name, Value: &value} }
 
-func gauge(labels []*dto.LabelPair, v int) *dto.Metric {
-	f := float64(v)
-	return &dto.Metric{Label: labels, Gauge: &dto.Gauge{Value: &f}}
+func gauge(labels []*dto.LabelPair, v int) *dto.Metric { return gaugeOf(labels, float64(v)) }
+
+func gaugeOf(labels []*dto.LabelPair, v float64) *dto.Metric {
+	return &dto.Metric{Label: labels, Gauge: &dto.Gauge{Value: &v}}
 }
 
 // histogram builds cumulative buckets over observations (seconds).

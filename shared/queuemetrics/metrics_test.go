@@ -55,7 +55,7 @@ func sample() []queuemetrics.Queue {
 		{Repo: "acme/web", Branch: "main", Type: queuemetrics.QueueMain, Window: web, States: map[mergequeue.PRState]int{
 			mergequeue.NotReady: 2, mergequeue.Pending: 3, mergequeue.Testing: 2, mergequeue.TestsPassed: 1,
 			mergequeue.PendingFailure: 1, mergequeue.Merged: 40,
-		}},
+		}, Autopilot: &queuemetrics.Autopilot{Concurrency: 8, Batch: 4, BadRate: 0.03, FlakeRate: 0.01, RunTime: 27 * time.Minute}},
 		{Repo: "acme/web", Branch: "main", Type: queuemetrics.QueueBisection, Window: bisect, States: map[mergequeue.PRState]int{mergequeue.Testing: 1}},
 		{Repo: "acme/api", Branch: "release/1.x", Type: queuemetrics.QueueMain},
 	}
@@ -101,6 +101,9 @@ func TestParseBack(t *testing.T) {
 		"mq_pr_restarts_1h_total": dto.MetricType_GAUGE, "mq_pr_flaky_retries_1h": dto.MetricType_GAUGE,
 		"mq_pr_wait_duration_1h_seconds": dto.MetricType_HISTOGRAM, "mq_pr_test_duration_1h_seconds": dto.MetricType_HISTOGRAM,
 		"mq_pr_time_in_queue_1h_seconds": dto.MetricType_HISTOGRAM,
+		"mq_autopilot_concurrency":       dto.MetricType_GAUGE, "mq_autopilot_batch_size": dto.MetricType_GAUGE,
+		"mq_autopilot_bad_pr_ratio": dto.MetricType_GAUGE, "mq_autopilot_flake_ratio": dto.MetricType_GAUGE,
+		"mq_autopilot_run_duration_seconds": dto.MetricType_GAUGE,
 	}
 	gotTypes := map[string]dto.MetricType{}
 	for name, f := range fams {
@@ -167,6 +170,11 @@ func TestParseBack(t *testing.T) {
 		{"mq_pr_time_in_queue_1h_seconds", web, 2}, // #3 never queued
 		{"mq_testing_slots_active", []string{"queue_type", "bisection"}, 1},
 		{"mq_depth_current", []string{"repo", "acme/api"}, 0},
+		{"mq_autopilot_concurrency", web, 8},
+		{"mq_autopilot_batch_size", web, 4},
+		{"mq_autopilot_bad_pr_ratio", web, 0.03},
+		{"mq_autopilot_flake_ratio", web, 0.01},
+		{"mq_autopilot_run_duration_seconds", web, 1620},
 	}
 	for _, c := range cases {
 		if got := value(c.name, c.labels...); got != c.want {

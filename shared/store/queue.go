@@ -44,6 +44,7 @@ import (
 //	pr comment PK=ORG#{org}#Q#{repo}#{branch}           SK=PRCOMMENT#{number, 10 digits} (prcomment.go)
 //	transition PK={entry PK}#TRANS                      SK={sortable time}#{seq, 20 digits}, ttl 2 hours
 //	timeline   PK={entry PK}                            SK=TL#{number, 10 digits}#{seq, 20 digits}, ttl 90 days
+//	run hist.  PK={entry PK}                            SK=RH#{run start, sortable}#{run id}, ttl 90 days
 //
 // Transition items feed GET /getMergeQueueMetrics (contract 3.9): the
 // snapshot keeps only the last 200 transitions, which a busy queue passes
@@ -58,7 +59,10 @@ import (
 // hold them: one Query of the entry's partition. They are written after
 // the save, with BatchWriteItem (a write unit each, not a transaction's
 // two); one lost to a crash between is still in the snapshot's last 200,
-// which the page merges.
+// which the page merges. Run history items (ours) are the same for each
+// run that ended (mergequeue.HistoryRunOf: under 1 KB, one write unit):
+// with the timeline items they make the queue's history
+// (QueueHistory, getQueueHistory), one Query each, page by page.
 //
 // The active-queue index and the repository index are the two partitions
 // not under ORG#: the scheduler and GitHub's webhooks know no organization.
@@ -395,7 +399,7 @@ func (s *Store) SaveQueue(ctx context.Context, r QueueRecord, prev int64, ch Que
 	if err := s.writeEach(ctx, rest); err != nil {
 		return err
 	}
-	return s.writeTimeline(ctx, r, ch.Transitions)
+	return s.writeTimeline(ctx, r, ch.Transitions, ch.Runs)
 }
 
 // MaxFold bounds the commands one save folds, leaving the transaction room
@@ -422,9 +426,24 @@ const MaxTimeline = 100
 
 func timelineSK(pr int) string { return fmt.Sprintf("TL#%010d#", pr) }
 
-// writeTimeline writes a timeline item per transition of a saved queue.
-func (s *Store) writeTimeline(ctx context.Context, r QueueRecord, ts []mergequeue.TransitionRecord) error {
+// writeTimeline writes a timeline item per transition of a saved queue,
+// and a run history item per run that ended (rewritten, the same key,
+// when an ended run changes again).
+func (s *Store) writeTimeline(ctx context.Context, r QueueRecord, ts []mergequeue.TransitionRecord, runs []RunRecordMQ) error {
 	reqs := make([]types.WriteRequest, 0, len(ts))
+	for _, run := range runs {
+		if run.Run.Status == mergequeue.RunInProgress {
+			continue
+		}
+		blob, err := json.Marshal(mergequeue.HistoryRunOf(run.Run))
+		if err != nil {
+			return errs.Wrap(errs.Internal, err, "store failure")
+		}
+		item := key(entryPK(r.Key, r.ID), runHistorySK(run.Run.CreatedAt, run.Run.ID))
+		item["rh"] = str(string(blob))
+		item[AttrTTL] = n64(run.Run.EndedAt.Add(TimelineTTL).Unix())
+		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
+	}
 	for _, t := range ts {
 		blob, err := json.Marshal(t.Transition)
 		if err != nil {
@@ -436,6 +455,53 @@ func (s *Store) writeTimeline(ctx context.Context, r QueueRecord, ts []mergequeu
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
 	return s.writeAll(ctx, reqs)
+}
+
+func runHistorySK(start time.Time, id string) string {
+	return "RH#" + start.UTC().Format(SortableTime) + "#" + id
+}
+
+// QueueHistory is the history of queue r in [since, until): its stored
+// transitions (every timeline item: they are kept by PR, not by time;
+// with the snapshot's last ones, which a crash may have kept from the
+// timeline) and the runs started in the window. Two Queries, page by
+// page: a month of a busy queue is a few MB.
+func (s *Store) QueueHistory(ctx context.Context, r QueueRecord, since, until time.Time) (mergequeue.History, error) {
+	ts := slices.Clone(r.Snapshot.Transitions)
+	err := s.queryEach(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :tl)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(entryPK(r.Key, r.ID)), ":tl": str("TL#"),
+		},
+	}, func(item map[string]types.AttributeValue) error {
+		var t mergequeue.Transition
+		if err := json.Unmarshal([]byte(strAttr(item["tr"])), &t); err != nil {
+			return errs.Wrap(errs.Internal, err, "store failure: timeline")
+		}
+		ts = append(ts, t)
+		return nil
+	})
+	if err != nil {
+		return mergequeue.History{}, err
+	}
+	var runs []mergequeue.HistoryRun
+	err = s.queryEach(ctx, &dynamodb.QueryInput{
+		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :lo AND :hi"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{
+			":pk": str(entryPK(r.Key, r.ID)), ":lo": str(runHistorySK(since, "")), ":hi": str(runHistorySK(until, "")),
+		},
+	}, func(item map[string]types.AttributeValue) error {
+		var h mergequeue.HistoryRun
+		if err := json.Unmarshal([]byte(strAttr(item["rh"])), &h); err != nil {
+			return errs.Wrap(errs.Internal, err, "store failure: run history")
+		}
+		runs = append(runs, h)
+		return nil
+	})
+	if err != nil {
+		return mergequeue.History{}, err
+	}
+	return mergequeue.BuildHistory(ts, runs, since, until), nil
 }
 
 // PRTimeline lists the stored transitions of pull request n in queue r,

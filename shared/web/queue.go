@@ -99,6 +99,38 @@ type queuePage struct {
 	ETARun                string
 	Concurrency           int
 	DepthChart, WaitChart chart
+	// Autopilot is what the autopilot chose and why, nil while it is off.
+	Autopilot *autopilotView
+}
+
+// autopilotView is the autopilot on a queue's page: its choice, its
+// estimates, and its changes, newest first, a line each.
+type autopilotView struct {
+	Choice, Estimates string
+	Changes           []setting // when (UTC), what and why
+}
+
+// autopilotOf is the autopilot's part of the page, nil while it is off.
+func autopilotOf(snap mergequeue.Snapshot) *autopilotView {
+	a := snap.Autopilot
+	if !snap.Queue.Autopilot || a == nil {
+		return nil
+	}
+	l, est, b := snap.Limits(), a.Estimates(), snap.Queue.WithRetryDefaults().AutopilotSettings
+	batch := "no batching"
+	if l.Batch > 1 {
+		batch = fmt.Sprintf("batches of %d", l.Batch)
+	}
+	v := &autopilotView{
+		Choice: fmt.Sprintf("concurrency %d, %s (bounds: concurrency ≤ %d, batch size ≤ %d, CI runs per merge ≤ %g)",
+			l.Concurrency, batch, b.AutopilotMaxConcurrency, b.AutopilotMaxBatch, b.AutopilotMaxCiRunsPerMerge),
+		Estimates: fmt.Sprintf("bad-PR rate %.1f%% over the last %d pull requests, flake rate %.1f%% over the last %d runs, run time %s",
+			100*est.BadRate, est.PRs, 100*est.FlakeRate, est.Runs, duration(est.RunTime)),
+	}
+	for _, c := range slices.Backward(a.Changes) {
+		v.Changes = append(v.Changes, setting{Name: c.At.UTC().Format(time.DateTime), Value: c.Line})
+	}
+	return v
 }
 
 // setting is one of a queue's settings; an enum value is in words, its
@@ -136,8 +168,8 @@ func (w *Web) queuePage(rw http.ResponseWriter, r *http.Request, s session, p qu
 		Repo: k.Repo.String(), Branch: k.Branch, GitHub: w.onHost(k.Repo),
 		figures: figuresOf(snap, now), Paused: q.State == mergequeue.QueuePaused,
 		Parallel: q.Mode == mergequeue.ModeParallel,
-		Settings: settingsOf(q), Concurrency: max(q.Concurrency, 1),
-		DepthChart: depthChart(snap, now), WaitChart: waitChart(snap, now),
+		Settings: settingsOf(q), Concurrency: snap.Limits().Concurrency,
+		DepthChart: depthChart(snap, now), WaitChart: waitChart(snap, now), Autopilot: autopilotOf(snap),
 	}
 	runs := testingDurations(snap, now)
 	run := median(runs)
@@ -247,6 +279,7 @@ func settingsOf(q mergequeue.Queue) []setting {
 		{"Pending-failure depth", strconv.Itoa(q.PendingFailureDepth), ""},
 		enum("Direct merge", string(q.DirectMergeMode)),
 		{"Flaky retries", fmt.Sprintf("%d (%s)", q.FlakyRetries, strings.ToLower(words(string(retry)).Words)), string(retry)},
+		{"Autopilot", onOff(q.Autopilot), ""},
 	}
 	return out
 }

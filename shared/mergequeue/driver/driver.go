@@ -547,9 +547,12 @@ func (d *Driver) save(ctx context.Context, rec store.QueueRecord, prev int64, ou
 		w := wireEvent{Event: ev, Timestamp: ev.Timestamp.UTC().Format(eventTimeFormat)}
 		var payload []byte
 		var err error
-		if len(ev.PRNumbers) > 0 {
+		switch {
+		case ev.Autopilot != nil:
+			payload, err = json.Marshal(autopilotEvent(w))
+		case len(ev.PRNumbers) > 0:
 			payload, err = json.Marshal(wireBatchEvent{wireEvent: w})
-		} else {
+		default:
 			payload, err = json.Marshal(w)
 		}
 		if err != nil {
@@ -582,6 +585,47 @@ type wireBatchEvent struct {
 	wireEvent
 	PRNumber *struct{} `json:"pr_number,omitempty"`
 	Author   *struct{} `json:"author,omitempty"`
+}
+
+// wireAutopilotEvent is a merge_queue.autopilot_changed event as
+// delivered (ours): the queue, the change and the estimates it was made
+// on. It concerns no pull request, so it has no pr_number, author,
+// action or status.
+type wireAutopilotEvent struct {
+	Type           string          `json:"type"`
+	Timestamp      string          `json:"timestamp"`
+	Repository     repository.Ref  `json:"repository"`
+	TargetBranch   string          `json:"target_branch"`
+	HTTPDetailsURL string          `json:"http_details_url,omitempty"`
+	Autopilot      wireAutopilotCh `json:"autopilot"`
+}
+
+type wireAutopilotCh struct {
+	Concurrency          wireFromTo `json:"concurrency"`
+	BatchSize            wireFromTo `json:"batch_size"`
+	Reason               string     `json:"reason"`
+	BadPRRate            float64    `json:"bad_pr_rate"`
+	FlakeRate            float64    `json:"flake_rate"`
+	RunDurationSeconds   float64    `json:"run_duration_seconds"`
+	PullRequestsObserved int        `json:"pull_requests_observed"`
+	RunsObserved         int        `json:"runs_observed"`
+}
+
+type wireFromTo struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+}
+
+func autopilotEvent(w wireEvent) wireAutopilotEvent {
+	c := w.Autopilot
+	return wireAutopilotEvent{
+		Type: w.Type, Timestamp: w.Timestamp, Repository: w.Repository, TargetBranch: w.TargetBranch, HTTPDetailsURL: w.HTTPDetailsURL,
+		Autopilot: wireAutopilotCh{
+			Concurrency: wireFromTo{c.FromConcurrency, c.ToConcurrency}, BatchSize: wireFromTo{c.FromBatch, c.ToBatch},
+			Reason: c.Line, BadPRRate: c.BadRate, FlakeRate: c.FlakeRate, RunDurationSeconds: c.RunTime.Seconds(),
+			PullRequestsObserved: c.PRs, RunsObserved: c.Runs,
+		},
+	}
 }
 
 // EventID is the outbox id (and webhook-id) of an engine event: derived

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -60,8 +61,12 @@ func New(s Setup) (*Driver, error) {
 		Store: s.Store, GitHub: gh, Now: s.Now, NewID: s.NewID, Log: s.Log, Tenancy: t,
 		PageSize: int32(s.Config.MergeQueueTickPageSize),
 		DetailsURL: func(k store.QueueKey, pr int) string {
-			return fmt.Sprintf("%s/%s/merge-queue/%s/%s/%s/pr/%d", appURL, url.PathEscape(k.Org),
-				url.PathEscape(k.Repo.Owner), url.PathEscape(k.Repo.Name), url.PathEscape(k.Branch), pr)
+			page := fmt.Sprintf("%s/%s/merge-queue/%s/%s/%s", appURL, url.PathEscape(k.Org),
+				url.PathEscape(k.Repo.Owner), url.PathEscape(k.Repo.Name), url.PathEscape(k.Branch))
+			if pr == 0 {
+				return page // the queue's own page
+			}
+			return page + "/pr/" + strconv.Itoa(pr)
 		},
 	}, nil
 }

@@ -17,13 +17,25 @@ func (s *simulation) arrive() error {
 				return err
 			}
 		}
-	case Poisson:
+	case Replayed:
+		for s.left() && !start.Add(s.cfg.Replay.Arrivals[len(s.world.prs)]).After(s.now) {
+			if err := s.submit(); err != nil {
+				return err
+			}
+		}
+		if s.left() {
+			s.nextArrival = start.Add(s.cfg.Replay.Arrivals[len(s.world.prs)])
+		}
+	case Poisson, Scheduled:
 		for s.left() && !s.nextArrival.After(s.now) {
 			if err := s.submit(); err != nil {
 				return err
 			}
-			gap := s.prRNG.ExpFloat64() / s.cfg.Rate * float64(s.cfg.TestTime)
-			s.nextArrival = s.nextArrival.Add(time.Duration(gap))
+			mean := float64(s.cfg.TestTime) / s.cfg.Rate
+			if s.cfg.arrival() == Scheduled {
+				mean = float64(time.Hour) / s.cfg.RateSchedule.at(len(s.world.prs))
+			}
+			s.nextArrival = s.nextArrival.Add(time.Duration(s.prRNG.ExpFloat64() * mean))
 		}
 	}
 	return nil
@@ -34,7 +46,7 @@ func (s *simulation) left() bool { return len(s.world.prs) < s.cfg.PRs }
 
 // nextPoisson is when the next PR arrives on its own, if one will.
 func (s *simulation) nextPoisson() (time.Time, bool) {
-	return s.nextArrival, s.cfg.arrival() == Poisson && s.left()
+	return s.nextArrival, s.cfg.arrival() != Saturated && s.left()
 }
 
 // waiting counts the submitted entries not yet tested: NOT_READY or
@@ -52,10 +64,6 @@ func (s *simulation) waiting() int {
 // saturation is how many untested PRs a saturated queue keeps: enough to
 // fill every run twice over, batches included.
 func (s *simulation) saturation() int {
-	q := s.snap.Queue
-	b := 1
-	if q.Batch {
-		b = max(q.BatchingMinSize, 1)
-	}
-	return max(2*q.Concurrency*b, 8)
+	l := s.snap.Limits()
+	return max(2*l.Concurrency*l.Batch, 8)
 }

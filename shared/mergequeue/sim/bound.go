@@ -1,6 +1,10 @@
 package sim
 
-import "math"
+import (
+	"math"
+
+	"github.com/mainguard/mainguard/shared/mergequeue"
+)
 
 // Bound is the model's merges per test time of one testing line: SINGLE
 // mode with C runs at once, no batching, a fixed test time, a saturated
@@ -8,8 +12,11 @@ import "math"
 // of the first failing run merge, the rest are tested again in the next
 // generation. A run passes with probability a = (1−p)(1−f), so a
 // generation merges Σ_{k=1..C} a^k = a(1−a^C)/(1−a) PRs on average: with
-// f = 0, q(1−q^C)/p (q = 1−p), and C when nothing fails.
-func Bound(p, f float64, c int) float64 { return passesBeforeFailure((1-p)*(1-f), float64(c)) }
+// f = 0, q(1−q^C)/p (q = 1−p), and C when nothing fails. It is the
+// engine's model (mergequeue.Predict) without batching.
+func Bound(p, f float64, c int) float64 {
+	return mergequeue.Predict(p, f, mergequeue.Plan{Concurrency: c, Batch: 1}).MergesPerRun
+}
 
 // LanesBound is Bound for k independent lanes that each get C/k of the
 // runs: k·a(1−a^{C/k})/(1−a). It is the most k lanes can merge: the
@@ -38,12 +45,5 @@ func SharedLanesBound(p, f float64, c, k int) float64 {
 // failure f/(1−f) times per merge, whatever p and C.
 func EjectedPer100(f float64) float64 { return 100 * f / (1 - f) }
 
-// passesBeforeFailure is Σ_{k=1..n} a^k in closed form: the expected
-// passes before the first failure among n positions that each pass with
-// probability a (n may be fractional, for lanes).
-func passesBeforeFailure(a, n float64) float64 {
-	if a == 1 {
-		return n
-	}
-	return a * (1 - math.Pow(a, n)) / (1 - a)
-}
+// passesBeforeFailure is the model's Σ_{k=1..n} a^k.
+func passesBeforeFailure(a, n float64) float64 { return mergequeue.PassesBeforeFailure(a, n) }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"container/heap"
+	"math"
 	"math/rand/v2"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 type ci struct {
 	testTime    time.Duration
 	spread      float64
+	logNormal   float64         // σ, when above 0: log-normal durations of median testTime
+	durations   []time.Duration // when set, a run takes one of these at random (a replay)
 	uploadDelay time.Duration
 	suite       suite
 	rng         *rand.Rand // CI's own stream: durations
@@ -33,6 +36,18 @@ type ciRun struct {
 	told   bool                    // its evidence went to a step
 	gone   bool                    // its branch was deleted: no checks will come
 	seq    int                     // start order, to break ties in end time deterministically
+	pr     int                     // its last PR under test, whose phase it counts in
+}
+
+// lastUnderTest is the number of the last PR under test among heads.
+func lastUnderTest(heads []mergequeue.RunPR) int {
+	n := 0
+	for _, h := range heads {
+		if h.UnderTest {
+			n = h.PRNumber
+		}
+	}
+	return n
 }
 
 // build builds a StartRun's test branch and starts its CI run, in which
@@ -46,9 +61,16 @@ func (c *ci) build(s *mergequeue.StartRun, now time.Time, broken []mergequeue.Fa
 	if !ok {
 		// One draw for every run, so one run's outcome never shifts the
 		// random numbers of the runs after it.
-		d := time.Duration(float64(c.testTime) * (1 - c.spread + 2*c.spread*c.rng.Float64()))
+		var d time.Duration
+		if len(c.durations) > 0 {
+			d = c.durations[c.rng.IntN(len(c.durations))]
+		} else if c.logNormal > 0 {
+			d = time.Duration(float64(c.testTime) * math.Exp(c.logNormal*c.rng.NormFloat64()))
+		} else {
+			d = time.Duration(float64(c.testTime) * (1 - c.spread + 2*c.spread*c.rng.Float64()))
+		}
 		end := now.Add(d)
-		r = &ciRun{id: s.RunID, sha: commit(), end: end, broken: broken, upload: end.Add(c.uploadDelay), seq: len(c.runs)}
+		r = &ciRun{id: s.RunID, sha: commit(), end: end, broken: broken, upload: end.Add(c.uploadDelay), seq: len(c.runs), pr: lastUnderTest(s.Heads)}
 		c.runs[s.RunID] = r
 		heap.Push(&c.running, r)
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,12 @@ const (
 	// Poisson submits PRs at exponentially distributed intervals, Rate per
 	// test time on average.
 	Poisson Arrival = "poisson"
+	// Scheduled submits PRs at exponentially distributed intervals whose
+	// rate moves with the PRs (RateSchedule, PRs per hour): bursts.
+	Scheduled Arrival = "scheduled"
+	// Replayed submits PRs when a recorded history had them arrive
+	// (Config.Replay).
+	Replayed Arrival = "replayed"
 )
 
 // Config is one simulation: the queue's settings and the world's.
@@ -37,6 +44,10 @@ type Config struct {
 
 	PRs     int     // how many PRs are submitted, N
 	BadRate float64 // p: the probability that a PR breaks the tests
+	// BadSchedule, when set, replaces BadRate: p moves with the PRs
+	// ("0.02@0,0.12@1000"). Each of its steps is a phase, whose figures
+	// Result reports on their own.
+	BadSchedule Schedule
 	// FlakeRate f is the probability that a good run fails anyway: that
 	// one of the flaky tests fails in it. The flaky tests flake in 1 to
 	// 10% of runs each; there are as many as make f (see flakyRates).
@@ -51,9 +62,20 @@ type Config struct {
 	TestTime    time.Duration // T: how long a CI run takes
 	// Spread s makes a run take a time uniform in T·[1−s, 1+s]; 0 is a
 	// fixed T.
-	Spread  float64
-	Arrival Arrival // Saturated when empty
-	Rate    float64 // Poisson arrivals: PRs per test time
+	Spread float64
+	// LogNormal σ, when above 0, makes a run take a time drawn from the
+	// log-normal distribution of median T and shape σ (ln of the time is
+	// normal with standard deviation σ) instead.
+	LogNormal float64
+	Arrival   Arrival // Saturated when empty
+	Rate      float64 // Poisson arrivals: PRs per test time
+	// RateSchedule is the rate of Scheduled arrivals, in PRs per hour,
+	// moving with the PRs ("6@0,60@200,6@300": a burst of 100 PRs).
+	RateSchedule Schedule
+	// Replay, when set, is a recorded history replayed instead of the
+	// drawn arrivals, bad PRs and run times (replay.go); PRs must be its
+	// number of arrivals.
+	Replay *Replay
 	// Targets is the number K of independent impacted-target groups a PR
 	// is drawn from: PARALLEL mode makes a lane of each. With 0, every PR
 	// impacts ALL: one lane.
@@ -82,8 +104,23 @@ func (c Config) validate() error {
 	check(c.UploadDelay >= 0, "the upload delay must not be negative, got %v", c.UploadDelay)
 	check(c.TestTime > 0, "the test time must be positive, got %v", c.TestTime)
 	check(c.Spread >= 0 && c.Spread < 1, "the spread must be at least 0 and below 1, got %v", c.Spread)
-	check(c.arrival() == Saturated || c.arrival() == Poisson, "arrivals must be %s or %s, got %q", Saturated, Poisson, c.Arrival)
+	check(c.LogNormal >= 0 && c.LogNormal <= 2, "the log-normal shape σ must be from 0 to 2, got %v", c.LogNormal)
+	check(c.LogNormal == 0 || c.Spread == 0, "a run time is either spread uniformly or log-normal, not both")
+	check(c.arrival() == Saturated || c.arrival() == Poisson || c.arrival() == Scheduled || c.arrival() == Replayed,
+		"arrivals must be %s, %s or %s, got %q", Saturated, Poisson, Scheduled, c.Arrival)
+	if r := c.Replay; r != nil {
+		check(len(r.Arrivals) == c.PRs && len(r.Bad) == c.PRs, "a replay of %d arrivals (%d of them known bad or good) replays %d PRs", len(r.Arrivals), len(r.Bad), c.PRs)
+		check(slices.IsSorted(r.Arrivals), "a replay's arrivals come in time order")
+		check(len(r.Durations) > 0, "a replay needs the durations of its runs")
+	}
 	check(c.arrival() != Poisson || c.Rate > 0, "Poisson arrivals need a positive rate, got %v", c.Rate)
+	check(c.arrival() != Scheduled || len(c.RateSchedule) > 0, "scheduled arrivals need a rate schedule")
+	if err := c.RateSchedule.check("the arrival rate", func(v float64) bool { return v > 0 }); err != nil {
+		problems = append(problems, fmt.Errorf("arrival rate schedule: %w", err))
+	}
+	if err := c.BadSchedule.check("the bad probability", func(v float64) bool { return v >= 0 && v <= 1 }); err != nil {
+		problems = append(problems, fmt.Errorf("bad probability schedule: %w", err))
+	}
 	check(c.Targets >= 0, "the number of target groups must be 0 or more, got %d", c.Targets)
 	check(c.MaxTime >= 0, "the virtual time bound must not be negative, got %v", c.MaxTime)
 	if err := errors.Join(problems...); err != nil {
@@ -93,7 +130,10 @@ func (c Config) validate() error {
 }
 
 func (c Config) arrival() Arrival {
-	if c.Arrival == "" {
+	switch {
+	case c.Replay != nil:
+		return Replayed
+	case c.Arrival == "":
 		return Saturated
 	}
 	return c.Arrival
@@ -110,7 +150,7 @@ var defaultContexts = []string{"ci"}
 // newQueue creates the queue as the createQueue call does (its mode and
 // concurrency), then applies every setting as updateQueue does.
 func newQueue(p mergequeue.QueuePatch, at time.Time) (mergequeue.Snapshot, error) {
-	s, err := mergequeue.CreateQueue(repo, branch, p.Mode, p.Concurrency, at)
+	s, err := mergequeue.CreateQueue(repo, branch, p, at)
 	if err != nil {
 		return s, settingsError(err)
 	}
@@ -160,8 +200,43 @@ func (c Config) limit(q mergequeue.Queue) time.Duration {
 	wait := float64(min(c.UploadDelay, time.Duration(q.FlakyEvidenceWaitSeconds)*time.Second))
 	perPR := float64(2+max(q.PendingFailureDepth, 0))*run + float64(q.FlakyRetries)*(wait+run)
 	bound := float64(c.PRs)*perPR + float64(24*time.Hour)
-	if c.arrival() == Poisson {
+	switch c.arrival() {
+	case Poisson:
 		bound += 2 * float64(c.PRs) / c.Rate * float64(c.TestTime)
+	case Scheduled:
+		for i := range c.PRs {
+			bound += 2 * float64(time.Hour) / c.RateSchedule.at(i)
+		}
+	case Replayed:
+		bound += float64(c.Replay.Arrivals[len(c.Replay.Arrivals)-1])
+		run = max(run, float64(slices.Max(c.Replay.Durations)))
+		bound += float64(c.PRs) * float64(2+max(q.PendingFailureDepth, 0)) * run
 	}
 	return time.Duration(min(bound, float64(100*365*24*time.Hour)))
+}
+
+// phases are the steps of the bad probability: the PRs from From to To
+// (exclusive) have probability P. One phase without a schedule.
+func (c Config) phases() []phase {
+	if len(c.BadSchedule) == 0 {
+		return []phase{{From: 0, To: c.PRs, P: c.BadRate}}
+	}
+	var out []phase
+	for i, pt := range c.BadSchedule {
+		if pt.From >= c.PRs {
+			break
+		}
+		to := c.PRs
+		if i+1 < len(c.BadSchedule) {
+			to = min(c.BadSchedule[i+1].From, c.PRs)
+		}
+		out = append(out, phase{From: pt.From, To: to, P: pt.Value})
+	}
+	return out
+}
+
+// phase is a run of PRs with one bad probability.
+type phase struct {
+	From, To int
+	P        float64
 }

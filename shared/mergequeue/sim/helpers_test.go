@@ -29,3 +29,14 @@ func mustRun(t testing.TB, cfg Config) Result {
 func label(cfg Config) string {
 	return fmt.Sprintf("p=%g%%/C=%d", 100*cfg.BadRate, *cfg.Queue.Concurrency)
 }
+
+// longSweep skips a long sweep under the race detector: it drives the
+// engine on one goroutine per run for minutes of CPU without it (several
+// times that with it) and the detector has nothing to find there; it runs
+// in the suite's run without -race.
+func longSweep(t *testing.T) {
+	t.Helper()
+	if raceDetector {
+		t.Skip("a long single-goroutine sweep: run it without -race")
+	}
+}

@@ -44,7 +44,8 @@ type simulation struct {
 	lastSubmit  time.Time
 
 	steps, probes int
-	retries       int // flaky retries taken
+	retries       int                          // flaky retries taken
+	autopilot     []mergequeue.AutopilotChange // the autopilot's changes, from its events
 }
 
 // Run simulates cfg to the end: until every PR has concluded (merged,
@@ -75,7 +76,7 @@ func newSimulation(cfg Config) (*simulation, error) {
 	// flakes on the runs' durations.
 	prRNG := rand.New(rand.NewPCG(cfg.Seed, 1))
 	ci := ci{
-		testTime: cfg.TestTime, spread: cfg.Spread, uploadDelay: cfg.UploadDelay,
+		testTime: cfg.TestTime, spread: cfg.Spread, logNormal: cfg.LogNormal, uploadDelay: cfg.UploadDelay, durations: replayed(cfg),
 		suite: newSuite(rand.New(rand.NewPCG(cfg.Seed, 3)), cfg.FlakeRate, cfg.UnknownFlaky),
 		rng:   rand.New(rand.NewPCG(cfg.Seed, 2)),
 	}
@@ -84,7 +85,7 @@ func newSimulation(cfg Config) (*simulation, error) {
 		snap:        snap,
 		world:       newWorld(contexts(snap.Queue), ci),
 		prRNG:       prRNG,
-		bad:         badPRs(prRNG, cfg.PRs, cfg.BadRate),
+		bad:         badPRs(prRNG, cfg),
 		groups:      targetGroups(cfg.Targets),
 		now:         start,
 		limit:       start.Add(cfg.limit(snap.Queue)),
@@ -154,25 +155,41 @@ func (s *simulation) take(snap mergequeue.Snapshot, out mergequeue.Output) {
 			s.concluded++
 		}
 	}
+	for _, e := range out.Effects {
+		if e.Kind == mergequeue.EffectEvent && e.Event.Autopilot != nil {
+			s.autopilot = append(s.autopilot, *e.Event.Autopilot)
+		}
+	}
 	s.world.apply(out.Effects, s.now)
 }
 
 // newID makes the engine's ids: numbered UUIDs, so a run is repeatable.
+// The number leads, as random UUIDs differ at once: the engine compares
+// ids in its inner loops, and a long shared prefix would make each
+// comparison slower than production's.
 func (s *simulation) newID() string {
 	s.ids++
-	return fmt.Sprintf("00000000-0000-4000-8000-%012d", s.ids)
+	return fmt.Sprintf("%08x-0000-4000-8000-000000000000", s.ids)
 }
 
-// badPRs draws which of n PRs are bad: exactly round(p·n) of them, at
-// random places. Each PR is bad with probability p, as with a draw per
-// PR, but the share of bad PRs is p in every run: independent draws would
-// add the noise of a binomial count, which dominates the throughput's
-// spread (2,000 PRs at p = 20% hold 400 ± 18 bad ones, and the throughput
-// moves almost one for one with them).
-func badPRs(rng *rand.Rand, n int, p float64) []bool {
-	bad := make([]bool, n)
-	for _, i := range rng.Perm(n)[:int(math.Round(p*float64(n)))] {
-		bad[i] = true
+// badPRs draws which PRs are bad: in each phase of n PRs, exactly
+// round(p·n) of them, at random places. Each PR is bad with probability
+// p, as with a draw per PR, but the share of bad PRs is p in every run:
+// independent draws would add the noise of a binomial count, which
+// dominates the throughput's spread (2,000 PRs at p = 20% hold 400 ± 18
+// bad ones, and the throughput moves almost one for one with them).
+func badPRs(rng *rand.Rand, cfg Config) []bool {
+	if cfg.Replay != nil {
+		return slices.Clone(cfg.Replay.Bad)
+	}
+	var bad []bool
+	for _, ph := range cfg.phases() {
+		n := ph.To - ph.From
+		part := make([]bool, n)
+		for _, i := range rng.Perm(n)[:int(math.Round(ph.P*float64(n)))] {
+			part[i] = true
+		}
+		bad = append(bad, part...)
 	}
 	return bad
 }
@@ -193,4 +210,12 @@ func targetGroups(k int) []*mergequeue.Targets {
 		}
 	}
 	return groups
+}
+
+// replayed is the run durations a replay draws from, nil without one.
+func replayed(cfg Config) []time.Duration {
+	if cfg.Replay == nil {
+		return nil
+	}
+	return cfg.Replay.Durations
 }

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mainguard/mainguard/shared/mergequeue"
+	"github.com/mainguard/mainguard/shared/mergequeue/sim"
+	"github.com/mainguard/mainguard/shared/queueapi"
+	"github.com/mainguard/mainguard/shared/repository"
+)
+
+// simReplay is `mainguard sim --from-history FILE`: the queue history
+// FILE holds (`queue history --json`) replayed on the real engine, under
+// the queue's own settings with the queue flags given laid over them
+// (--autopilot among them), its actual figures beside the replay's; then
+// the fixed settings within the autopilot's bounds, and the autopilot,
+// replayed too, and the best of them recommended.
+func simReplay(e *env, path string, flagged mergequeue.QueuePatch, seed uint64) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return usageError(fmt.Sprintf("sim: --from-history: %v", err))
+	}
+	h, settings, err := readHistory(data)
+	if err != nil {
+		return usageError(fmt.Sprintf("sim: --from-history: %s is not a history `mainguard queue history --json` wrote: %v", path, err))
+	}
+	own, err := queueapi.PatchOf(settings)
+	if err != nil {
+		return usageError(fmt.Sprintf("sim: --from-history: %s: %v", path, err))
+	}
+	replay, actual, err := sim.FromHistory(h.History)
+	if err != nil {
+		return usageError(fmt.Sprintf("sim: --from-history: %s: %v", path, err))
+	}
+	p := overlay(own, flagged)
+	r, err := sim.Run(sim.ReplayConfig(replay, actual, p, seed))
+	if err != nil {
+		return simError(err)
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "%s %s from %s to %s: %d pull requests replayed (%d bad), %d cancelled and %d unfinished left out; run time %v (median of %d runs), flake rate %.1f%%, seed %d\n\n",
+		h.Repo, h.TargetBranch, time.Time(h.Since).UTC().Format(time.DateTime), time.Time(h.Until).UTC().Format(time.DateTime),
+		actual.PRs, r.Bad, actual.Cancelled, actual.Unfinished, actual.RunTime.Round(time.Second), len(replay.Durations), 100*actual.FlakeRate, seed)
+	name := "replay, the queue's own settings"
+	if !reflect.DeepEqual(p, own) {
+		name = "replay, the settings given"
+	}
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tmerged\tfailed\tmerges/h\tp50\tp90\tCI runs/merge\t")
+	fmt.Fprintf(tw, "actual\t%d\t%d\t%.2f\t%v\t%v\t%.2f\t\n", actual.Merged, actual.Failed, actual.MergesPerHour, actual.P50.Round(time.Minute), actual.P90.Round(time.Minute), actual.RunsPerMerge)
+	replayRow(tw, name, r)
+	_ = tw.Flush()
+	fmt.Fprintf(w, "\nreplay / actual merges per hour: %.3f\n", r.MergesPerHour/actual.MergesPerHour)
+	return recommend(w, replay, actual, own, seed)
+}
+
+func replayRow(w io.Writer, name string, r sim.Result) {
+	fmt.Fprintf(w, "%s\t%d\t%d\t%.2f\t%v\t%v\t%.2f\t\n", name, r.Merged, r.Failed+r.BadFailed, r.MergesPerHour, r.P50.Round(time.Minute), r.P90.Round(time.Minute), r.RunsPerMerge)
+}
+
+// recommend replays the history under the autopilot and every fixed
+// setting within its bounds (the queue's own, or the defaults), and says
+// which would have merged the most per hour.
+func recommend(w io.Writer, replay sim.Replay, actual sim.Actual, own mergequeue.QueuePatch, seed uint64) error {
+	q := mergequeue.DefaultQueue(repository.Ref{}, "main")
+	if own.AutopilotMaxConcurrency != nil {
+		q.AutopilotMaxConcurrency = *own.AutopilotMaxConcurrency
+	}
+	if own.AutopilotMaxBatch != nil {
+		q.AutopilotMaxBatch = *own.AutopilotMaxBatch
+	}
+	cs, bs := sim.Grid(q.AutopilotMaxConcurrency, q.AutopilotMaxBatch)
+	h, err := sim.CompareFixed(sim.ReplayConfig(replay, actual, own, seed), cs, bs)
+	if err != nil {
+		return simError(err)
+	}
+	best := h.Fixed[h.BestOverall]
+	fmt.Fprintf(w, "\nthe same history under other settings (%d fixed settings within the autopilot's bounds, concurrency ≤ %d, batch size ≤ %d):\n\n",
+		len(h.Fixed), q.AutopilotMaxConcurrency, q.AutopilotMaxBatch)
+	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tmerged\tfailed\tmerges/h\tp50\tp90\tCI runs/merge\t")
+	replayRow(tw, "the queue's own settings", h.Default)
+	replayRow(tw, "autopilot", h.Autopilot)
+	replayRow(tw, fmt.Sprintf("best fixed: concurrency %d, %s", best.Concurrency, batchWords(best.Batch)), best.Result)
+	_ = tw.Flush()
+	base := h.Default.MergesPerHour
+	switch gainAP, gainBest := h.Autopilot.MergesPerHour/base-1, best.Result.MergesPerHour/base-1; {
+	case max(gainAP, gainBest) < 0.02:
+		fmt.Fprintf(w, "\nrecommendation: keep the queue's settings; no setting tried merges 2%% more per hour.\n")
+	case gainBest >= gainAP:
+		fmt.Fprintf(w, "\nrecommendation: concurrency %d with %s: %+.0f%% merges per hour (%.2f against %.2f), %.2f CI runs per merge (%.2f).\n",
+			best.Concurrency, batchWords(best.Batch), 100*gainBest, best.Result.MergesPerHour, base, best.Result.RunsPerMerge, h.Default.RunsPerMerge)
+	default:
+		fmt.Fprintf(w, "\nrecommendation: turn the autopilot on (updateQueue autopilot: true): %+.0f%% merges per hour (%.2f against %.2f), %.2f CI runs per merge (%.2f).\n",
+			100*gainAP, h.Autopilot.MergesPerHour, base, h.Autopilot.RunsPerMerge, h.Default.RunsPerMerge)
+	}
+	return nil
+}
+
+// overlay is base with every field top sets (a non-nil pointer or list,
+// a true flag) in its place: the queue flags given over a recorded
+// queue's settings.
+func overlay(base, top mergequeue.QueuePatch) mergequeue.QueuePatch {
+	var walk func(dst, src reflect.Value)
+	walk = func(dst, src reflect.Value) {
+		for i := range src.NumField() {
+			s, d := src.Field(i), dst.Field(i)
+			switch s.Kind() {
+			case reflect.Struct:
+				walk(d, s)
+			case reflect.Pointer, reflect.Slice:
+				if !s.IsNil() {
+					d.Set(s)
+				}
+			case reflect.Bool:
+				if s.Bool() {
+					d.Set(s)
+				}
+			}
+		}
+	}
+	walk(reflect.ValueOf(&base).Elem(), reflect.ValueOf(top))
+	return base
+}
