@@ -31,9 +31,12 @@ import (
 // again, or 2, the batch size halved or doubled) would merge the most per
 // hour within the bounds, and moves there only when the model expects at
 // least autopilotHysteresis more: small changes in the estimates never
-// make it swing back and forth. Each change is recorded (Changes, the
-// queue's page and `mainguard queue status`) and sent as the webhook event
-// merge_queue.autopilot_changed.
+// make it swing back and forth. The model's merges count only up to the
+// demand (the arrival rate of the last submissions and the PRs waiting,
+// with headroom): a queue that keeps up gains nothing from more
+// throughput, and batches would only make its PRs wait. Each change is
+// recorded (Changes, the queue's page and `mainguard queue status`) and
+// sent as the webhook event merge_queue.autopilot_changed.
 
 // AutopilotSettings are the autopilot's queue settings, as createQueue,
 // updateQueue and getQueue name them.
@@ -153,6 +156,10 @@ const (
 	// autopilotHysteresis is the least gain in merges per hour the model
 	// must expect of a change.
 	autopilotHysteresis = 0.03
+	// demandHeadroom is the capacity over the demand a setting must give
+	// before more throughput counts for nothing: a queue run at half its
+	// capacity keeps its waits short, and a burst is taken in its stride.
+	demandHeadroom = 2.0
 	// MaxAutopilotChanges is how many changes the state keeps.
 	MaxAutopilotChanges = 10
 )
@@ -173,6 +180,10 @@ type AutopilotState struct {
 	// DurationsSeen counts every one ever pushed.
 	Durations     [32]int32 `json:"d"`
 	DurationsSeen int       `json:"dn,omitempty"`
+	// Arrivals holds the Unix seconds of the last submissions, a ring;
+	// ArrivalsSeen counts every one ever pushed: the arrival rate.
+	Arrivals     [32]int64 `json:"ar"`
+	ArrivalsSeen int       `json:"an,omitempty"`
 	// RunsSince and MergesSince count the CI runs started and the PRs
 	// merged since ChangedAt: the measured CI runs per merge.
 	RunsSince   int `json:"rs,omitempty"`
@@ -415,6 +426,41 @@ func (m *machine) apRunEnded(r *Run, status RunStatus) {
 	}
 }
 
+// apArrived notes a PR submitted (a new episode).
+func (m *machine) apArrived() {
+	if a := m.ap(); a != nil {
+		a.Arrivals[a.ArrivalsSeen%len(a.Arrivals)] = m.now.Unix()
+		a.ArrivalsSeen++
+	}
+}
+
+// arrivalRate is the PRs submitted per hour over the last window (or
+// since the oldest submission kept, when the ring holds only more recent
+// ones), at now; ok is false before it has seen any.
+func (a *AutopilotState) arrivalRate(now time.Time, window time.Duration) (perHour float64, ok bool) {
+	n := min(a.ArrivalsSeen, len(a.Arrivals))
+	if n == 0 {
+		return 0, false
+	}
+	from := now.Add(-window)
+	count, oldest := 0, now
+	for _, at := range a.Arrivals[:n] {
+		t := time.Unix(at, 0)
+		if t.After(from) {
+			count++
+			if t.Before(oldest) {
+				oldest = t
+			}
+		}
+	}
+	span := window
+	if count == len(a.Arrivals) {
+		// The ring holds only the window's latest: measure over them.
+		span = max(now.Sub(oldest), time.Minute)
+	}
+	return float64(count) / span.Hours(), true
+}
+
 // apRunStarted counts a CI run started.
 func (m *machine) apRunStarted() {
 	if a := m.ap(); a != nil {
@@ -461,17 +507,30 @@ func (m *machine) autopilot() bool {
 	// not move the settings in and out of it.
 	target, _ := Best(est.BadRate, est.BadHigh, est.FlakeRate, b.AutopilotMaxConcurrency, b.AutopilotMaxBatch, bound, rerun)
 	within := Predict(est.BadLow, est.FlakeRate, plan(a.Concurrency, a.Batch)).RunsPerMerge <= bound
-	if target.Concurrency == a.Concurrency && target.Batch == a.Batch {
-		return false
+	// The model assumes a queue that never runs out of PRs, but a queue
+	// merges no more than it is given: merges per run time are capped by
+	// the demand (apDemand), so it does not trade time to merge (batches)
+	// for throughput the queue cannot use.
+	demand, known := m.apDemand(est.RunTime)
+	merges := func(p float64, x Plan) float64 {
+		v := Predict(p, est.FlakeRate, x).MergesPerRun
+		if known {
+			v = min(v, demand)
+		}
+		return v
 	}
-	if within {
-		// Worth a change only when the target merges more by the margin
-		// at the low, the middle and the high estimate alike.
+	// Worth a change only when the target merges more by the margin at
+	// the low, the middle and the high estimate alike.
+	pays := func(x Plan) bool {
 		for _, p := range []float64{est.BadLow, est.BadRate, est.BadHigh} {
-			if Predict(p, est.FlakeRate, target).MergesPerRun < Predict(p, est.FlakeRate, plan(a.Concurrency, a.Batch)).MergesPerRun*(1+autopilotHysteresis) {
+			if merges(p, x) < merges(p, plan(a.Concurrency, a.Batch))*(1+autopilotHysteresis) {
 				return false
 			}
 		}
+		return true
+	}
+	if target.Concurrency == a.Concurrency && target.Batch == a.Batch || within && !pays(target) {
+		return false
 	}
 	// One step toward it: the concurrency by at most half again (or 2),
 	// the batch size halved or doubled.
@@ -496,6 +555,24 @@ func (m *machine) autopilot() bool {
 	}
 	m.apChange(ChangeModel, c, bs, est, perHour(cur), perHour(next), why)
 	return true
+}
+
+// apDemand is the merges per run time t the queue can use: the arrivals
+// the rate of the last two run times brings over t, and the PRs already in
+// the queue, with demandHeadroom to spare. known is false before any
+// arrival was seen.
+func (m *machine) apDemand(t time.Duration) (demand float64, known bool) {
+	rate, ok := m.s.Autopilot.arrivalRate(m.now, 2*t)
+	if !ok || t <= 0 {
+		return 0, false
+	}
+	active := 0
+	for i := range m.s.Entries {
+		if m.s.Entries[i].Active() {
+			active++
+		}
+	}
+	return demandHeadroom * (rate*t.Hours() + float64(active)), true
 }
 
 // apWhy says what the estimates are, and how the bad-PR rate moved since

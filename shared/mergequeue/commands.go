@@ -138,6 +138,7 @@ func Submit(s Snapshot, req SubmitRequest, now time.Time, newID func() string) (
 		e.NoBatch = *req.NoBatch
 	}
 	m.transition(e, NotReady, reason)
+	m.apArrived()
 	s2, out := m.finish()
 	return s2, out, nil
 }
