@@ -61,7 +61,8 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 SWEEPS = TestBatchingWithBisection TestSameSeedSameResult TestOptimisticMergeProtectsFromFlakes TestFourLanes \
 	TestFlakyRetriesProtectFromKnownFlakes TestFlakesEjectGoodPRs TestPoissonBelowCapacity TestLanesMatchTheModel \
 	TestUnknownFlakesAreNotRetried TestThroughputMatchesTheModel TestNothingFailsEveryRunMerges \
-	TestHostileText TestEveryFieldAtItsLimit TestEveryFieldOverItsLimit TestDefaultHistory
+	TestHostileText TestEveryFieldAtItsLimit TestEveryFieldOverItsLimit TestDefaultHistory \
+	TestSweepAutopilotAgainstFixedSettings TestSweepBatchModel
 empty :=
 space := $(empty) $(empty)
 SWEEPS_RE = ^($(subst $(space),|,$(strip $(SWEEPS))))$$
