@@ -49,7 +49,9 @@ func newSecretReader(cfg config.Config, st *store.Store, now func() time.Time, k
 		r.local[config.SecretGitHubWebhook] = []byte(cfg.GitHubWebhookSecret)
 	}
 	if cfg.GitHubAppPrivateKey != "" {
-		// As app-setup stores it deployed (github.AppSecret).
+		// As app-setup stores it deployed: github.AppSecret's JSON, spelled
+		// here rather than imported, so that every function (each links
+		// lambdafn) does not link go-github for one struct.
 		app, _ := json.Marshal(struct {
 			AppID        int64  `json:"app_id"`
 			ClientID     string `json:"client_id,omitempty"`
