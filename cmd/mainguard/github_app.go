@@ -166,7 +166,15 @@ func (a appFlags) browserFlow(e *env, listen string) (github.AppConversion, erro
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	defer srv.Close()
+	// Shutdown, not Close: the callback hands its result over before its
+	// answer is written, and Close would cut the browser's connection
+	// under it (a browser, or Go's client, then retries on a fresh
+	// connection and finds nothing listening).
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+	}()
 	fmt.Fprintf(e.stdout, "Open %s/ in a browser signed in to GitHub%s and press \"Create GitHub App\" (listening for GitHub's redirect).\n",
 		base, orgNote(*a.org))
 	ctx, cancel := context.WithTimeout(e.ctx, time.Hour)
