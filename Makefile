@@ -66,7 +66,7 @@ SWEEPS = TestBatchingWithBisection TestSameSeedSameResult TestOptimisticMergePro
 empty :=
 space := $(empty) $(empty)
 SWEEPS_RE = ^($(subst $(space),|,$(strip $(SWEEPS))))$$
-SWEEP_PKGS = ./shared/mergequeue/sim/ ./shared/app/ ./shared/testhealth/healthsim/
+SWEEP_PKGS = ./shared/mergequeue/queuesim/ ./shared/app/ ./shared/testhealth/healthsim/
 test: deps promtool chromium pytest
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l cmd functions shared internal docs)" || { echo "gofmt needed:"; gofmt -l cmd functions shared internal docs; exit 1; }

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/mainguard/mainguard/shared/mergequeue/sim"
+	"github.com/mainguard/mainguard/shared/mergequeue/queuesim"
 	"github.com/mainguard/mainguard/shared/queueapi"
 )
 
@@ -35,7 +35,7 @@ func queueHistory(e *env, args []string) error {
 	q.line("%s from %s to %s: %d arrivals, %d test runs, %d merged, %d failed, %d cancelled",
 		q, time.Time(h.Since).UTC().Format(time.DateTime), time.Time(h.Until).UTC().Format(time.DateTime),
 		len(h.Arrivals), len(h.Runs), len(h.Merges), len(h.Failures), len(h.Cancellations))
-	if _, a, err := sim.FromHistory(h.History); err == nil {
+	if _, a, err := queuesim.FromHistory(h.History); err == nil {
 		q.line("  %.2f merges per hour, time to merge p50 %v, p90 %v, %.2f CI runs per merge, run time %v (median), flake rate %.1f%%",
 			a.MergesPerHour, a.P50.Round(time.Second), a.P90.Round(time.Second), a.RunsPerMerge, a.RunTime.Round(time.Second), 100*a.FlakeRate)
 	}

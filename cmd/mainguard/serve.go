@@ -24,7 +24,7 @@ import (
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/store"
 )
 
@@ -162,7 +162,7 @@ func serve(e *env, args []string) error {
 	}
 	// Queue commands are answered once recorded and folded behind the
 	// answer, as the table's stream does deployed.
-	folds := &driver.Background{Driver: a.MergeQueue.Driver, Ctx: e.ctx}
+	folds := &queuesvc.Background{Driver: a.MergeQueue.Driver, Ctx: e.ctx}
 	a.MergeQueue.Driver.AfterRecord = folds.Notify
 	defer folds.Wait()
 	if err := bootstrap(e.ctx, a.Store, e.getenv("MAINGUARD_BOOTSTRAP_TOKEN"), e.stdout, log); err != nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/mergequeue"
-	"github.com/mainguard/mainguard/shared/mergequeue/sim"
+	"github.com/mainguard/mainguard/shared/mergequeue/queuesim"
 	"github.com/mainguard/mainguard/shared/repository"
 )
 
@@ -21,7 +21,7 @@ import (
 // and CI, on a virtual clock. It needs no server and no table.
 func simulate(e *env, args []string) error {
 	f := newFlags(cmdOf("sim"))
-	var cfg sim.Config
+	var cfg queuesim.Config
 	queueFlags(f, &cfg.Queue)
 	arrival := worldFlags(f, &cfg)
 	sweep := f.Bool("sweep", false, "print a table over p of 2, 5, 10 and 20% and --concurrency of 1, 5 and 10 instead of one run, every other flag kept (default off)")
@@ -31,12 +31,12 @@ func simulate(e *env, args []string) error {
 		return err
 	}
 	if f.isSet("arrivals") {
-		if f.isSet("arrival") && *arrival != string(sim.Scheduled) {
+		if f.isSet("arrival") && *arrival != string(queuesim.Scheduled) {
 			return usageError("sim: --arrivals schedules the arrivals; leave out --arrival " + *arrival + " (see `mainguard sim --help`)")
 		}
-		*arrival = string(sim.Scheduled)
+		*arrival = string(queuesim.Scheduled)
 	}
-	cfg.Arrival = sim.Arrival(*arrival)
+	cfg.Arrival = queuesim.Arrival(*arrival)
 	switch {
 	case *fromHistory != "":
 		return simReplay(e, *fromHistory, cfg.Queue, cfg.Seed)
@@ -45,7 +45,7 @@ func simulate(e *env, args []string) error {
 	case *compare:
 		return simCompare(e.stdout, cfg)
 	}
-	r, err := sim.Run(cfg)
+	r, err := queuesim.Run(cfg)
 	if err != nil {
 		return simError(err)
 	}
@@ -93,7 +93,7 @@ func queueFlags(f *flags, p *mergequeue.QueuePatch) {
 }
 
 // worldFlags are the simulated world's settings; it returns --arrival.
-func worldFlags(f *flags, cfg *sim.Config) *string {
+func worldFlags(f *flags, cfg *queuesim.Config) *string {
 	f.IntVar(&cfg.PRs, "prs", 2000, "pull requests to submit, N")
 	f.Float64Var(&cfg.BadRate, "p", 0.05, "probability that a PR is bad: every run with it among its heads fails (exactly round(p·N) PRs are bad)")
 	f.Func("p-schedule", `p moving with the PRs, replacing --p: "0.02@0,0.12@600,0.04@1200" is 2% for PRs 0 to 599, 12% for 600 to 1199, then 4%; each step is a phase, reported on its own (default none)`, scheduleFlag(&cfg.BadSchedule))
@@ -103,7 +103,7 @@ func worldFlags(f *flags, cfg *sim.Config) *string {
 	f.DurationVar(&cfg.TestTime, "test-time", 30*time.Minute, "how long a CI run takes, T")
 	f.Float64Var(&cfg.Spread, "spread", 0, "s: a run takes a time uniform in T·[1−s, 1+s] (default 0: exactly T)")
 	f.Float64Var(&cfg.LogNormal, "lognormal", 0, "σ: a run takes a log-normal time of median T, ln of it normal with standard deviation σ; instead of --spread (default 0: off)")
-	arrival := f.String("arrival", string(sim.Saturated), "saturated (the queue always holds at least max(2·C·B, 8) untested PRs) or poisson (--rate PRs per test time)")
+	arrival := f.String("arrival", string(queuesim.Saturated), "saturated (the queue always holds at least max(2·C·B, 8) untested PRs) or poisson (--rate PRs per test time)")
 	f.Func("arrivals", `Poisson arrivals whose rate in PRs per hour moves with the PRs: "8@0,60@300,8@400" is 8 an hour, a burst of 100 PRs at 60 an hour, then 8 an hour again (default none)`, scheduleFlag(&cfg.RateSchedule))
 	f.Float64Var(&cfg.Rate, "rate", 1, "with --arrival poisson: PRs arriving per test time, on average")
 	f.IntVar(&cfg.Targets, "targets", 0, "independent impacted-target groups K, each PR in one at random; PARALLEL mode makes a lane of each (default 0: every PR impacts ALL, one lane)")
@@ -118,9 +118,9 @@ func refused(why string) func(string) error {
 }
 
 // scheduleFlag is a flag.Func reading a schedule (sim.ParseSchedule).
-func scheduleFlag(dst *sim.Schedule) func(string) error {
+func scheduleFlag(dst *queuesim.Schedule) func(string) error {
 	return func(v string) error {
-		s, err := sim.ParseSchedule(v)
+		s, err := queuesim.ParseSchedule(v)
 		if err != nil {
 			return err
 		}
@@ -147,7 +147,7 @@ func simError(err error) error {
 }
 
 // printSim prints the figures of one simulation.
-func printSim(w io.Writer, cfg sim.Config, r sim.Result) {
+func printSim(w io.Writer, cfg queuesim.Config, r queuesim.Result) {
 	q := r.Queue
 	fmt.Fprintf(w, "%d PRs (%d bad) through a %s queue of concurrency %d; T = %v, spread %g, flakes %g, %s arrivals, seed %d\n\n",
 		r.PRs, r.Bad, q.Mode, q.Concurrency, cfg.TestTime, cfg.Spread, cfg.FlakeRate, cfg.Arrival, cfg.Seed)
@@ -190,7 +190,7 @@ func printSim(w io.Writer, cfg sim.Config, r sim.Result) {
 	_ = tw.Flush()
 	if len(r.Phases) > 1 {
 		fmt.Fprintln(w, "\nphases:")
-		printPhases(w, []string{"this run"}, []sim.Result{r})
+		printPhases(w, []string{"this run"}, []queuesim.Result{r})
 	}
 	if len(r.Autopilot) > 0 {
 		fmt.Fprintf(w, "\nautopilot: %d changes\n", len(r.Autopilot))
@@ -201,7 +201,7 @@ func printSim(w io.Writer, cfg sim.Config, r sim.Result) {
 }
 
 // printPhases writes each phase of the results named, a line per result.
-func printPhases(w io.Writer, names []string, rs []sim.Result) {
+func printPhases(w io.Writer, names []string, rs []queuesim.Result) {
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "phase\tPRs\tp\tsetting\tmerged\tmerges/h\tp50\tp90\tCI runs/merge\twrongly ejected\tbad merged\t")
 	for i, ph := range rs[0].Phases {
@@ -217,7 +217,7 @@ func printPhases(w io.Writer, names []string, rs []sim.Result) {
 // simCompare runs the world under the autopilot, the queue's own settings
 // and every fixed setting within the autopilot's bounds, and prints them
 // with the best fixed setting of each phase (sim.CompareFixed).
-func simCompare(w io.Writer, base sim.Config) error {
+func simCompare(w io.Writer, base queuesim.Config) error {
 	q := mergequeue.DefaultQueue(repository.Ref{}, "main")
 	if base.Queue.AutopilotMaxConcurrency != nil {
 		q.AutopilotMaxConcurrency = *base.Queue.AutopilotMaxConcurrency
@@ -225,8 +225,8 @@ func simCompare(w io.Writer, base sim.Config) error {
 	if base.Queue.AutopilotMaxBatch != nil {
 		q.AutopilotMaxBatch = *base.Queue.AutopilotMaxBatch
 	}
-	cs, bs := sim.Grid(q.AutopilotMaxConcurrency, q.AutopilotMaxBatch)
-	h, err := sim.CompareFixed(base, cs, bs)
+	cs, bs := queuesim.Grid(q.AutopilotMaxConcurrency, q.AutopilotMaxBatch)
+	h, err := queuesim.CompareFixed(base, cs, bs)
 	if err != nil {
 		return simError(err)
 	}
@@ -237,15 +237,15 @@ func simCompare(w io.Writer, base sim.Config) error {
 // printHindsight writes a comparison: the whole run, then phase by phase,
 // the autopilot beside the default and the best fixed settings, then the
 // whole sweep that found them.
-func printHindsight(w io.Writer, base sim.Config, h sim.Hindsight) {
-	fixedName := func(f sim.Fixed) string {
+func printHindsight(w io.Writer, base queuesim.Config, h queuesim.Hindsight) {
+	fixedName := func(f queuesim.Fixed) string {
 		return fmt.Sprintf("C=%d B=%d", f.Concurrency, f.Batch)
 	}
 	fmt.Fprintf(w, "%d PRs; T = %v (log-normal σ %g, spread %g), flakes %g, %s arrivals, seed %d\n\n",
 		base.PRs, base.TestTime, base.LogNormal, base.Spread, base.FlakeRate, base.Arrival, base.Seed)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "whole run\tmerges/h\tp50\tp90\tCI runs/merge\twrongly ejected\tbad merged\t")
-	whole := func(name string, r sim.Result) {
+	whole := func(name string, r queuesim.Result) {
 		fmt.Fprintf(tw, "%s\t%.2f\t%v\t%v\t%.2f\t%d\t%d\t\n", name, r.MergesPerHour, r.P50.Round(time.Minute), r.P90.Round(time.Minute), r.RunsPerMerge, r.Failed, r.BadMerged)
 	}
 	whole("autopilot", h.Autopilot)
@@ -256,7 +256,7 @@ func printHindsight(w io.Writer, base sim.Config, h sim.Hindsight) {
 	fmt.Fprintf(w, "\nautopilot: ×%.2f the default's merges per hour, ×%.2f the best fixed setting's\n\n",
 		h.Autopilot.MergesPerHour/h.Default.MergesPerHour, h.Autopilot.MergesPerHour/bestAll.Result.MergesPerHour)
 	names := []string{"autopilot", "default"}
-	rs := []sim.Result{h.Autopilot, h.Default}
+	rs := []queuesim.Result{h.Autopilot, h.Default}
 	for p, i := range h.Best {
 		names, rs = append(names, fmt.Sprintf("best of phase %d: %s", p+1, fixedName(h.Fixed[i]))), append(rs, h.Fixed[i].Result)
 	}
@@ -286,13 +286,13 @@ func printHindsight(w io.Writer, base sim.Config, h sim.Hindsight) {
 
 // simSweep runs base over the grid, the points at once, and prints a
 // table.
-func simSweep(w io.Writer, base sim.Config) error {
-	points := sim.Sweep(base)
-	results := make([]sim.Result, len(points))
+func simSweep(w io.Writer, base queuesim.Config) error {
+	points := queuesim.Sweep(base)
+	results := make([]queuesim.Result, len(points))
 	failures := make([]error, len(points))
 	var wg sync.WaitGroup
 	for i, cfg := range points {
-		wg.Go(func() { results[i], failures[i] = sim.Run(cfg) })
+		wg.Go(func() { results[i], failures[i] = queuesim.Run(cfg) })
 	}
 	wg.Wait()
 	for _, err := range failures {

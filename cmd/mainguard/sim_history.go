@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/mergequeue"
-	"github.com/mainguard/mainguard/shared/mergequeue/sim"
+	"github.com/mainguard/mainguard/shared/mergequeue/queuesim"
 	"github.com/mainguard/mainguard/shared/queueapi"
 	"github.com/mainguard/mainguard/shared/repository"
 )
@@ -33,12 +33,12 @@ func simReplay(e *env, path string, flagged mergequeue.QueuePatch, seed uint64) 
 	if err != nil {
 		return usageError(fmt.Sprintf("sim: --from-history: %s: %v", path, err))
 	}
-	replay, actual, err := sim.FromHistory(h.History)
+	replay, actual, err := queuesim.FromHistory(h.History)
 	if err != nil {
 		return usageError(fmt.Sprintf("sim: --from-history: %s: %v", path, err))
 	}
 	p := overlay(own, flagged)
-	r, err := sim.Run(sim.ReplayConfig(replay, actual, p, seed))
+	r, err := queuesim.Run(queuesim.ReplayConfig(replay, actual, p, seed))
 	if err != nil {
 		return simError(err)
 	}
@@ -59,14 +59,14 @@ func simReplay(e *env, path string, flagged mergequeue.QueuePatch, seed uint64) 
 	return recommend(w, replay, actual, own, seed)
 }
 
-func replayRow(w io.Writer, name string, r sim.Result) {
+func replayRow(w io.Writer, name string, r queuesim.Result) {
 	fmt.Fprintf(w, "%s\t%d\t%d\t%.2f\t%v\t%v\t%.2f\t\n", name, r.Merged, r.Failed+r.BadFailed, r.MergesPerHour, r.P50.Round(time.Minute), r.P90.Round(time.Minute), r.RunsPerMerge)
 }
 
 // recommend replays the history under the autopilot and every fixed
 // setting within its bounds (the queue's own, or the defaults), and says
 // which would have merged the most per hour.
-func recommend(w io.Writer, replay sim.Replay, actual sim.Actual, own mergequeue.QueuePatch, seed uint64) error {
+func recommend(w io.Writer, replay queuesim.Replay, actual queuesim.Actual, own mergequeue.QueuePatch, seed uint64) error {
 	q := mergequeue.DefaultQueue(repository.Ref{}, "main")
 	if own.AutopilotMaxConcurrency != nil {
 		q.AutopilotMaxConcurrency = *own.AutopilotMaxConcurrency
@@ -74,8 +74,8 @@ func recommend(w io.Writer, replay sim.Replay, actual sim.Actual, own mergequeue
 	if own.AutopilotMaxBatch != nil {
 		q.AutopilotMaxBatch = *own.AutopilotMaxBatch
 	}
-	cs, bs := sim.Grid(q.AutopilotMaxConcurrency, q.AutopilotMaxBatch)
-	h, err := sim.CompareFixed(sim.ReplayConfig(replay, actual, own, seed), cs, bs)
+	cs, bs := queuesim.Grid(q.AutopilotMaxConcurrency, q.AutopilotMaxBatch)
+	h, err := queuesim.CompareFixed(queuesim.ReplayConfig(replay, actual, own, seed), cs, bs)
 	if err != nil {
 		return simError(err)
 	}

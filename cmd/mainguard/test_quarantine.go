@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/testhealth"
-	"github.com/mainguard/mainguard/shared/testview"
 )
 
 // testQuarantine is `mainguard test quarantine HOST/OWNER/NAME TEST_ID`.
@@ -52,14 +52,14 @@ func testQuarantine(e *env, args []string) error {
 		return err
 	}
 	tc, err := a.Health.SetOverride(e.ctx, *org, ref, strings.ToLower(pos[1]), override, until,
-		testview.Actor{FullName: "mainguard admin"}, *reason)
+		healthview.Actor{FullName: "mainguard admin"}, *reason)
 	if err != nil {
 		return t.failed(err)
 	}
 	end := ""
-	if u := testview.OverrideUntil(tc); u != "" {
+	if u := healthview.OverrideUntil(tc); u != "" {
 		end = " until " + u + ", then the repository's rule"
 	}
-	fmt.Fprintf(e.stdout, "test %s (%s): quarantine override %s%s, status %s\n", tc.ID, tc.Name, testview.OverrideName(tc.QuarantineOverride), end, testhealth.Previous(tc))
+	fmt.Fprintf(e.stdout, "test %s (%s): quarantine override %s%s, status %s\n", tc.ID, tc.Name, healthview.OverrideName(tc.QuarantineOverride), end, testhealth.Previous(tc))
 	return nil
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/testhealth"
-	"github.com/mainguard/mainguard/shared/testview"
 )
 
 // testShow is `mainguard test show HOST/OWNER/NAME TEST_ID`: the test as
@@ -46,8 +46,8 @@ func testShow(e *env, args []string) error {
 	fmt.Fprintf(w, "  reason       %s\n", v.Status.Reason)
 	fmt.Fprintf(w, "  failure rate %s in 24 h, %s in 7 days\n", percentOf(v.FailureRateLast24h), percentOf(v.FailureRateLast7d))
 	fmt.Fprintf(w, "  PRs impacted %d in 7 days\n", v.PullRequestsImpacted)
-	override := testview.OverrideName(tc.QuarantineOverride)
-	if until := testview.OverrideUntil(tc); until != "" {
+	override := healthview.OverrideName(tc.QuarantineOverride)
+	if until := healthview.OverrideUntil(tc); until != "" {
 		override += " until " + until
 	}
 	fmt.Fprintf(w, "  quarantined  %s (override %s)\n", yesNo(v.Quarantined), override)
@@ -71,7 +71,7 @@ func testShow(e *env, args []string) error {
 	if t.appURL == "" {
 		// Where the deployment serves its web app, this machine does not
 		// know: the page's path, and how to say the address.
-		path := testview.Viewer{}.Brief(tc, s, a.Now()).HTMLURL
+		path := healthview.Viewer{}.Brief(tc, s, a.Now()).HTMLURL
 		fmt.Fprintf(w, "  page         %s on the deployment's web app (set PUBLIC_APP_URL to its address for a full link)\n", path)
 		return nil
 	}

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/store"
-	"github.com/mainguard/mainguard/shared/testview"
 )
 
 // eventTypes are the webhook event types an endpoint can filter on
 // (contract 4).
 var eventTypes = func() []string {
-	types := []string{testview.EventStatusChanged, testview.EventQuarantineSetting, testview.EventTicketLinked}
+	types := []string{healthview.EventStatusChanged, healthview.EventQuarantineSetting, healthview.EventTicketLinked}
 	for _, kind := range []string{"pull_request", "pull_request_batch"} {
 		for _, action := range []string{"submitted", "queued", "testing", "pending_failure", "failed", "canceled", "merged"} {
 			types = append(types, kind+"."+action)

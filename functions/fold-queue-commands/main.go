@@ -7,12 +7,12 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/queuesvc"
 )
 
 func main() {
 	lambdafn.EventMain(func(_ context.Context, b *lambdafn.Base) (func(context.Context, events.DynamoDBEvent) error, error) {
-		d, err := driver.New(driver.Setup{Config: b.Config, Store: b.Store, Now: b.Now, Log: b.Log})
+		d, err := queuesvc.New(queuesvc.Setup{Config: b.Config, Store: b.Store, Now: b.Now, Log: b.Log})
 		if err != nil {
 			return nil, err
 		}

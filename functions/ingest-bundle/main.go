@@ -8,10 +8,10 @@ import (
 
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/healthsvc"
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/mergequeue/driver"
 	"github.com/mainguard/mainguard/shared/queueapi"
-	"github.com/mainguard/mainguard/shared/testview"
+	"github.com/mainguard/mainguard/shared/queuesvc"
 )
 
 func main() {
@@ -21,10 +21,10 @@ func main() {
 			return nil, err
 		}
 		bundles := blobs.NewS3(awsCfg, b.Config.BundleBucket, b.Config.S3Endpoint)
-		v := testview.Viewer{PublicAppURL: b.Config.PublicAppURL}
+		v := healthview.Viewer{PublicAppURL: b.Config.PublicAppURL}
 		h := healthsvc.New(b.Store, bundles, v, b.Now, b.NewID, b.Log)
 		// A pull request's commit gets its check run as its uploads are ingested.
-		gh, err := driver.Client(b.Config, b.Now)
+		gh, err := queuesvc.Client(b.Config, b.Now)
 		if err != nil {
 			return nil, err
 		}

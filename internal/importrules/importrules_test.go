@@ -20,7 +20,7 @@ const module = "github.com/mainguard/mainguard/"
 var domain = []string{"shared/errs", "shared/repository", "shared/testhealth", "shared/testhealth/...", "shared/mergequeue"}
 
 // services apply the domain through storage and outbound calls.
-var services = []string{"shared/store", "shared/healthsvc", "shared/mergequeue/driver", "shared/webhooks", "shared/blobs", "shared/testview", "shared/github", "shared/tenancy"}
+var services = []string{"shared/store", "shared/healthsvc", "shared/queuesvc", "shared/webhooks", "shared/blobs", "shared/healthview", "shared/github", "shared/tenancy"}
 
 // surface are the packages that speak HTTP to clients.
 var surface = []string{"shared/api", "shared/app", "shared/lambdafn", "shared/testsapi", "shared/uploadapi", "shared/queueapi", "shared/metricsapi"}

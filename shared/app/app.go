@@ -13,14 +13,14 @@ import (
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/healthsvc"
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/mergequeue/driver"
 	"github.com/mainguard/mainguard/shared/metricsapi"
 	"github.com/mainguard/mainguard/shared/queueapi"
+	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/scheduler"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testsapi"
-	"github.com/mainguard/mainguard/shared/testview"
 	"github.com/mainguard/mainguard/shared/uploadapi"
 	"github.com/mainguard/mainguard/shared/web"
 	"github.com/mainguard/mainguard/shared/webhooks"
@@ -66,7 +66,7 @@ type Options struct {
 	NewID func() string
 	// GitHub replaces the GitHub client the configuration describes, and
 	// NewUUID the merge queue's ids (queues, entries, test runs).
-	GitHub  driver.GitHub
+	GitHub  queuesvc.GitHub
 	NewUUID func() string
 	// AWS is the SDK configuration for the bundle bucket outside Lambda
 	// (the administration program's --aws); nil: lambdafn.AWSConfig.
@@ -88,7 +88,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 	if err := a.bundles(opt.AWS); err != nil {
 		return nil, err
 	}
-	a.Health = healthsvc.New(b.Store, a.Bundles, testview.Viewer{PublicAppURL: cfg.PublicAppURL}, b.Now, b.NewID, b.Log)
+	a.Health = healthsvc.New(b.Store, a.Bundles, healthview.Viewer{PublicAppURL: cfg.PublicAppURL}, b.Now, b.NewID, b.Log)
 	a.Guard = webhooks.Guard{AllowLoopback: !opt.Deployed, AllowPrivate: cfg.WebhookInternalNetworks}
 	a.Webhooks = webhooks.NewDeliverer(b.Store, b.Now, b.Log, a.Guard)
 	mq, err := queueapi.New(queueapi.Setup{Config: b.Config, Store: b.Store, Now: b.Now, NewID: opt.NewUUID, Log: b.Log, GitHub: opt.GitHub})
@@ -102,7 +102,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 	}
 	// Commands are folded before their answer by default, which keeps the
 	// answers of tests deterministic; mainguard serve folds in the
-	// background (driver.Background), deployed the table's stream does.
+	// background (queuesvc.Background), deployed the table's stream does.
 	mq.Driver.AfterRecord = mq.Driver.FoldNow
 	if a.Web, err = web.New(web.Setup{Base: b, Queues: mq.Driver, Health: a.Health}); err != nil {
 		return nil, err

@@ -17,20 +17,20 @@ import (
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store/storetest"
-	"github.com/mainguard/mainguard/shared/testview"
 )
 
 var web = repository.Ref{Host: "github.com", Owner: "Acme", Name: "web"}
 
-func details(tb testing.TB, h *harness) testview.TestCase {
+func details(tb testing.TB, h *harness) healthview.TestCase {
 	tb.Helper()
 	resp := h.call(tb, "get-test-details", event("/flaky-tests/get-test-details", map[string]any{"repo": web, "org_url_slug": "acme", "test_id": testID}))
 	if resp.StatusCode != 200 {
 		tb.Fatalf("get-test-details: %d %s", resp.StatusCode, resp.Body)
 	}
-	var out struct{ Test testview.TestCase }
+	var out struct{ Test healthview.TestCase }
 	if err := json.Unmarshal([]byte(resp.Body), &out); err != nil {
 		tb.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestLinkTicketShowsOnTheTestAndQueuesTheEvent(t *testing.T) {
 	if len(evs) != 2 {
 		t.Fatalf("outbox holds %d events, want 2", len(evs))
 	}
-	var ev testview.TicketLinked
+	var ev healthview.TicketLinked
 	if err := json.Unmarshal([]byte(evs[1].Payload), &ev); err != nil {
 		t.Fatal(err)
 	}

@@ -23,11 +23,11 @@ import (
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
-	"github.com/mainguard/mainguard/shared/testview"
 	"github.com/mainguard/mainguard/shared/webhooks"
 )
 
@@ -317,9 +317,9 @@ var eventScenarios = []eventScenario{
 	{
 		name: "test health",
 		types: []string{
-			testview.EventStatusChanged,
-			testview.EventQuarantineSetting,
-			testview.EventTicketLinked,
+			healthview.EventStatusChanged,
+			healthview.EventQuarantineSetting,
+			healthview.EventTicketLinked,
 		},
 		run: func(t *testing.T, h *harness) {
 			ctx := context.Background()
@@ -340,7 +340,7 @@ var eventScenarios = []eventScenario{
 			if err != nil || len(pending) != 1 {
 				t.Fatalf("after the ingest: %d events, %v", len(pending), err)
 			}
-			var changed testview.StatusChanged
+			var changed healthview.StatusChanged
 			if err := json.Unmarshal([]byte(pending[0].Payload), &changed); err != nil {
 				t.Fatal(err)
 			}
@@ -348,7 +348,7 @@ var eventScenarios = []eventScenario{
 			// Someone quarantines it for good, with a reason.
 			h.Advance(time.Minute)
 			if _, err := h.app.Health.SetOverride(ctx, "acme", mobile, login, testhealth.AlwaysQuarantine, time.Time{},
-				testview.Actor{FullName: "Ada Lovelace", Email: "ada@acme.example"}, "flaky on every PR"); err != nil {
+				healthview.Actor{FullName: "Ada Lovelace", Email: "ada@acme.example"}, "flaky on every PR"); err != nil {
 				t.Fatal(err)
 			}
 			// And links a ticket to it through the API.
@@ -455,7 +455,7 @@ func TestEventPayloadsGolden(t *testing.T) {
 			}
 		})
 	}
-	for _, typ := range append([]string{testview.EventStatusChanged, testview.EventQuarantineSetting, testview.EventTicketLinked}, mergeQueueTypes...) {
+	for _, typ := range append([]string{healthview.EventStatusChanged, healthview.EventQuarantineSetting, healthview.EventTicketLinked}, mergeQueueTypes...) {
 		if !covered[typ] {
 			t.Errorf("no scenario delivered %s", typ)
 		}
@@ -485,7 +485,7 @@ func TestTickDeliversWhatTheStreamMissed(t *testing.T) {
 	// The first attempt fails; the receiver takes only ticket links, so
 	// whatever else the tick's sweep writes is not sent to it.
 	rc := newWhReceiver(t, http.StatusServiceUnavailable, http.StatusOK)
-	rc.subscribe(t, h, "acme", testview.EventTicketLinked)
+	rc.subscribe(t, h, "acme", healthview.EventTicketLinked)
 	resp := h.call(t, "link-ticket-to-test-case", event("/flaky-tests/link-ticket-to-test-case",
 		map[string]any{"test_case_id": testID, "external_ticket_id": "KAN-1", "repo": web}))
 	if resp.StatusCode != 200 {
@@ -517,7 +517,7 @@ func TestTickDeliversWhatTheStreamMissed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, ev := range pending {
-		if ev.Type == testview.EventTicketLinked {
+		if ev.Type == healthview.EventTicketLinked {
 			t.Errorf("the delivered event %s is still in the outbox", ev.ID)
 		}
 	}

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/config"
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/testhealth"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
-	"github.com/mainguard/mainguard/shared/testview"
 )
 
 // The rules of issue 32 through the HTTP API: results uploaded as the
@@ -123,9 +123,9 @@ func caseID(r repository.Ref, name string) string {
 }
 
 // status reads a test's status through get-test-details.
-func (a *httpAPI) status(t *testing.T, r repository.Ref, id string) testview.Status {
+func (a *httpAPI) status(t *testing.T, r repository.Ref, id string) healthview.Status {
 	t.Helper()
-	var got struct{ Test testview.TestCase }
+	var got struct{ Test healthview.TestCase }
 	a.post(t, "/flaky-tests/get-test-details", map[string]any{"repo": repoJSON(r), "org_url_slug": "acme", "test_id": id}, &got)
 	return got.Test.Status
 }
@@ -133,7 +133,7 @@ func (a *httpAPI) status(t *testing.T, r repository.Ref, id string) testview.Sta
 // unhealthy lists a repository's tests of one status by name.
 func (a *httpAPI) unhealthy(t *testing.T, r repository.Ref, status string) []string {
 	t.Helper()
-	var got struct{ Tests []testview.TestCase }
+	var got struct{ Tests []healthview.TestCase }
 	a.post(t, "/flaky-tests/list-unhealthy-tests", map[string]any{"repo": repoJSON(r), "org_url_slug": "acme",
 		"page_query": map[string]any{"page_size": 100}, "status": status}, &got)
 	var names []string
@@ -207,7 +207,7 @@ func statusEvents(t *testing.T, a *httpAPI, rc *whReceiver, id string) []string 
 	}
 	var out []string
 	for _, d := range rc.deliveries() {
-		var ev testview.StatusChanged
+		var ev healthview.StatusChanged
 		if err := json.Unmarshal(d.Body, &ev); err != nil || d.VerifyErr != nil {
 			t.Fatalf("delivery %s: %v %v", d.ID, err, d.VerifyErr)
 		}
@@ -227,7 +227,7 @@ func TestStatusChangesOnceOnOneCommit(t *testing.T) {
 	t.Parallel()
 	a := newHTTPAPI(t)
 	rc := newWhReceiver(t)
-	rc.subscribe(t, a.harness, "acme", testview.EventStatusChanged)
+	rc.subscribe(t, a.harness, "acme", healthview.EventStatusChanged)
 	id := caseID(ci, "login")
 	for _, sha := range []string{"c1", "c2"} {
 		a.upload(t, ci, sha, "main", cases("login!", "logout"))
@@ -321,11 +321,11 @@ func TestQuarantineOverrideEnds(t *testing.T) {
 	ctx := context.Background()
 	api := repository.Ref{Host: "github.com", Owner: "acme", Name: "api"} // quarantines automatically
 	rc := newWhReceiver(t)
-	rc.subscribe(t, a.harness, "acme", testview.EventQuarantineSetting)
+	rc.subscribe(t, a.harness, "acme", healthview.EventQuarantineSetting)
 	a.upload(t, api, "s1", "main", cases("slow", "fast"))
 	slow := caseID(api, "slow")
 	until := a.Now().Add(48 * time.Hour).Truncate(time.Hour)
-	admin := testview.Actor{FullName: "mainguard admin"}
+	admin := healthview.Actor{FullName: "mainguard admin"}
 	for _, id := range []string{slow, testID} { // testID: the seeded flaky test
 		if _, err := a.app.Health.SetOverride(ctx, "acme", api, id, testhealth.AlwaysQuarantine, until, admin, "release week"); err != nil {
 			t.Fatal(err)
@@ -357,7 +357,7 @@ func TestQuarantineOverrideEnds(t *testing.T) {
 		a.post(t, "/metrics/getQuarantineConfig", map[string]any{"repo": repoJSON(api), "orgUrlSlug": "acme", "remoteUrls": []string{}, "testIdentifiers": []any{}}, &got)
 		return got.TestIDs
 	}
-	end := testview.Timestamp(until)
+	end := healthview.Timestamp(until)
 	if got, total := list(); got[slow] != "ALWAYS_QUARANTINE "+end || got[testID] != "ALWAYS_QUARANTINE "+end || total != 2 {
 		t.Errorf("before the end: %v (%d rows)", got, total)
 	}
@@ -375,19 +375,19 @@ func TestQuarantineOverrideEnds(t *testing.T) {
 	if got := config(); len(got) != 1 || got[0] != testID {
 		t.Errorf("getQuarantineConfig after the end: %v", got)
 	}
-	var details struct{ Test testview.TestCase }
+	var details struct{ Test healthview.TestCase }
 	a.post(t, "/flaky-tests/get-test-details", map[string]any{"repo": repoJSON(api), "org_url_slug": "acme", "test_id": slow}, &details)
 	if details.Test.Quarantined {
 		t.Error("get-test-details: the test whose override ended is quarantined")
 	}
-	endEvents := func() []testview.QuarantineSettingChanged {
+	endEvents := func() []healthview.QuarantineSettingChanged {
 		t.Helper()
 		if err := a.app.Tick(ctx); err != nil { // delivers, and reclassifies the unhealthy
 			t.Fatal(err)
 		}
-		var out []testview.QuarantineSettingChanged
+		var out []healthview.QuarantineSettingChanged
 		for _, d := range rc.deliveries() {
-			var ev testview.QuarantineSettingChanged
+			var ev healthview.QuarantineSettingChanged
 			if err := json.Unmarshal(d.Body, &ev); err != nil || d.VerifyErr != nil {
 				t.Fatalf("delivery: %v %v", err, d.VerifyErr)
 			}

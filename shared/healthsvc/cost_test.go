@@ -14,11 +14,11 @@ import (
 	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/healthsvc"
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/billing"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 	"github.com/mainguard/mainguard/shared/testhealth"
-	"github.com/mainguard/mainguard/shared/testview"
 )
 
 // costTests is how many tests of a profile one measured upload carries:
@@ -67,7 +67,7 @@ func newMeteredEnv(tb testing.TB) *meteredEnv {
 	e := &env{t: &testing.T{}, s: s, dir: blobs.Dir{Root: tb.TempDir()}, clock: c}
 	e.svc = &healthsvc.Service{
 		Store: s, Blobs: e.dir, Now: c.Now, Log: slog.New(slog.DiscardHandler),
-		Viewer: testview.Viewer{PublicAppURL: "https://app.example"},
+		Viewer: healthview.Viewer{PublicAppURL: "https://app.example"},
 		NewID:  func() string { return fmt.Sprintf("msg_%06d", e.next()) },
 	}
 	return &meteredEnv{env: e, meter: meter, raw: raw, plain: store.New(raw, table, c.Now)}

@@ -27,13 +27,13 @@ import (
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/healthsvc"
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 	"github.com/mainguard/mainguard/shared/testhealth"
 	"github.com/mainguard/mainguard/shared/testhealth/bundle"
 	"github.com/mainguard/mainguard/shared/testhealth/junit"
-	"github.com/mainguard/mainguard/shared/testview"
 )
 
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
@@ -66,7 +66,7 @@ func newEnv(t *testing.T) *env {
 	e := &env{t: t, s: s, dir: blobs.Dir{Root: t.TempDir()}, clock: c}
 	e.svc = &healthsvc.Service{
 		Store: s, Blobs: e.dir, Now: c.Now, Log: slog.New(slog.DiscardHandler),
-		Viewer: testview.Viewer{PublicAppURL: "https://app.example"},
+		Viewer: healthview.Viewer{PublicAppURL: "https://app.example"},
 		NewID: func() string {
 			e.mu.Lock()
 			defer e.mu.Unlock()

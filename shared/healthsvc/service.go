@@ -8,17 +8,17 @@ import (
 
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
-	"github.com/mainguard/mainguard/shared/testview"
 )
 
 // Service ingests uploads and keeps test health current.
 type Service struct {
 	Store  *store.Store
 	Blobs  blobs.Store
-	Viewer testview.Viewer
+	Viewer healthview.Viewer
 	Now    func() time.Time
 	NewID  func() string // event ids
 	Log    *slog.Logger
@@ -32,7 +32,7 @@ type Service struct {
 
 // New is the service of a function or the local server: bundles are read
 // from bundles (nil where nothing is ingested), tests are rendered by v.
-func New(st *store.Store, bundles blobs.Store, v testview.Viewer, now func() time.Time, newID func() string, log *slog.Logger) *Service {
+func New(st *store.Store, bundles blobs.Store, v healthview.Viewer, now func() time.Time, newID func() string, log *slog.Logger) *Service {
 	return &Service{Store: st, Blobs: bundles, Viewer: v, Now: now, NewID: newID, Log: log}
 }
 
@@ -74,7 +74,7 @@ func (s *Service) apply(ctx context.Context, before, after testhealth.TestCase, 
 	var events []store.Event
 	if after.ExpiredOverride != "" {
 		after.Quarantined = testhealth.Quarantined(after, settings)
-		reason := fmt.Sprintf("the %s override ended at %s", after.ExpiredOverride, testview.Timestamp(after.QuarantineUntil))
+		reason := fmt.Sprintf("the %s override ended at %s", after.ExpiredOverride, healthview.Timestamp(after.QuarantineUntil))
 		ev, err := s.Viewer.QuarantineSettingEvent(s.NewID(), after, settings, after.ExpiredOverride, ExpiryActor, reason, now)
 		if err != nil {
 			return err
@@ -174,7 +174,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 }
 
 // ExpiryActor is who ends an override whose end has come, in its event.
-var ExpiryActor = testview.Actor{FullName: "mainguard (the override's end)"}
+var ExpiryActor = healthview.Actor{FullName: "mainguard (the override's end)"}
 
 // SetOverride sets a test's quarantine override (testhealth.AlwaysQuarantine,
 // testhealth.NeverQuarantine or "" for unspecified) until until (zero: no
@@ -182,7 +182,7 @@ var ExpiryActor = testview.Actor{FullName: "mainguard (the override's end)"}
 // rule applies again, testhealth.Expire) and writes the
 // test_case.quarantining_setting_changed event with it. Setting the value
 // it has, with the same end, changes nothing and emits nothing.
-func (s *Service) SetOverride(ctx context.Context, org string, repo repository.Ref, id, override string, until time.Time, actor testview.Actor, reason string) (testhealth.TestCase, error) {
+func (s *Service) SetOverride(ctx context.Context, org string, repo repository.Ref, id, override string, until time.Time, actor healthview.Actor, reason string) (testhealth.TestCase, error) {
 	switch override {
 	case "", testhealth.AlwaysQuarantine, testhealth.NeverQuarantine:
 	default:
@@ -193,7 +193,7 @@ func (s *Service) SetOverride(ctx context.Context, org string, repo repository.R
 	case override == "":
 		return testhealth.TestCase{}, errs.E(errs.Invalid, "an end (until) needs an override, ALWAYS_QUARANTINE or NEVER_QUARANTINE: UNSPECIFIED is the repository's rule already")
 	case !until.After(s.Now()):
-		return testhealth.TestCase{}, errs.E(errs.Invalid, "until must be in the future, got %s", testview.Timestamp(until))
+		return testhealth.TestCase{}, errs.E(errs.Invalid, "until must be in the future, got %s", healthview.Timestamp(until))
 	}
 	until = until.UTC()
 	for try := 0; ; try++ {

@@ -2,7 +2,7 @@
 // queue snapshot, what was observed on GitHub, and the time, and return the
 // next snapshot with the effects to perform (contract 3.5–3.7). It does no
 // I/O, reads no clock, and makes ids only through the newID func it is
-// given; the driver (shared/mergequeue/driver) applies its decisions to
+// given; the driver (shared/queuesvc) applies its decisions to
 // GitHub and DynamoDB.
 //
 // # Shape

@@ -10,7 +10,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/mergequeue"
-	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
@@ -19,7 +19,7 @@ import (
 // stillGitHub is a GitHub where nothing happens: every PR is an open
 // draft, the target head never moves. It stands in for GitHub so that the
 // benchmark measures the store side of a tick.
-type stillGitHub struct{ driver.Unconfigured }
+type stillGitHub struct{ queuesvc.Unconfigured }
 
 func (stillGitHub) PullRequest(_ context.Context, _ github.Repo, n int) (github.PullRequest, error) {
 	return github.PullRequest{Number: n, HeadSHA: "feed", BaseRef: "main", Open: true, Draft: true, Mergeability: github.Mergeable}, nil
@@ -62,7 +62,7 @@ func benchTick(b *testing.B, busy bool) {
 	db, table := storetest.NewTable(b)
 	st := store.New(db, table, nil)
 	seedQueues(b, st, 1000, busy)
-	d := &driver.Driver{Store: st, GitHub: stillGitHub{}, Now: time.Now, NewID: uuid.NewString, PageSize: 25}
+	d := &queuesvc.Service{Store: st, GitHub: stillGitHub{}, Now: time.Now, NewID: uuid.NewString, PageSize: 25}
 	ctx, usage := store.WithUsage(context.Background())
 	b.ResetTimer()
 	for b.Loop() {
@@ -106,7 +106,7 @@ func TestTickStepsEveryActiveQueue(t *testing.T) {
 	st := store.New(db, table, nil)
 	seedQueues(t, st, 120, true)
 	ctx := context.Background()
-	d := &driver.Driver{Store: st, GitHub: stillGitHub{}, Now: time.Now, NewID: uuid.NewString, PageSize: 25}
+	d := &queuesvc.Service{Store: st, GitHub: stillGitHub{}, Now: time.Now, NewID: uuid.NewString, PageSize: 25}
 	if n, err := d.Tick(ctx); err != nil || n != 120 {
 		t.Fatalf("one tick visited %d (%v), want all 120", n, err)
 	}

@@ -15,7 +15,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/github"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
-	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 )
@@ -118,18 +118,18 @@ func TestConcurrentDriversWithFaults(t *testing.T) {
 	}
 	// drivers builds the two drivers; timeout bounds each GitHub call,
 	// which is how a hanging GitHub is cut off.
-	drivers := func(timeout time.Duration) []*driver.Driver {
-		var ds []*driver.Driver
+	drivers := func(timeout time.Duration) []*queuesvc.Service {
+		var ds []*queuesvc.Service
 		for _, db := range dbs {
 			gh, err := github.New(github.Config{BaseURL: e.Sim.URL(), Token: "x", Timeout: timeout, Now: e.Clock.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
-			ds = append(ds, &driver.Driver{Store: store.New(db, e.Table, e.Clock.Now), GitHub: gh, Now: e.Clock.Now, NewID: uuid.NewString})
+			ds = append(ds, &queuesvc.Service{Store: store.New(db, e.Table, e.Clock.Now), GitHub: gh, Now: e.Clock.Now, NewID: uuid.NewString})
 		}
 		return ds
 	}
-	round := func(ds []*driver.Driver) {
+	round := func(ds []*queuesvc.Service) {
 		var wg sync.WaitGroup
 		for _, d := range ds {
 			wg.Go(func() { _ = d.Advance(context.Background(), key) })

@@ -17,7 +17,7 @@ import (
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/mergequeue"
-	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 )
@@ -25,7 +25,7 @@ import (
 // Handlers serves the merge-queue endpoints and GitHub's webhook.
 type Handlers struct {
 	Store  *store.Store
-	Driver *driver.Driver
+	Driver *queuesvc.Service
 	Now    func() time.Time
 	// NewID makes queue and entry ids (uuids).
 	NewID func() string

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/mergequeue"
-	"github.com/mainguard/mainguard/shared/mergequeue/sim"
+	"github.com/mainguard/mainguard/shared/mergequeue/queuesim"
 	"github.com/mainguard/mainguard/shared/queueapi"
 )
 
@@ -148,11 +148,11 @@ func TestHistoryReplaysItsQueue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replay, actual, err := sim.FromHistory(h.History)
+	replay, actual, err := queuesim.FromHistory(h.History)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := sim.Run(sim.ReplayConfig(replay, actual, own, 1))
+	r, err := queuesim.Run(queuesim.ReplayConfig(replay, actual, own, 1))
 	if err != nil {
 		t.Fatal(err)
 	}

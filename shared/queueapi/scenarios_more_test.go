@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 )
@@ -240,7 +240,7 @@ func TestSubmittedByBranchAndPaging(t *testing.T) {
 // faultyEvidence is the store with the evidence lookup failing while down
 // is set: DynamoDB throttling or unreachable mid-step.
 type faultyEvidence struct {
-	driver.Store
+	queuesvc.Store
 	down *atomic.Bool
 }
 

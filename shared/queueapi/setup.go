@@ -6,15 +6,15 @@ import (
 	"strings"
 
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/queuesvc"
 )
 
 // Setup is what New builds the merge queue from: its driver's setup.
-type Setup = driver.Setup
+type Setup = queuesvc.Setup
 
-// New builds the handlers and their driver (driver.New).
+// New builds the handlers and their service (queuesvc.New).
 func New(s Setup) (*Handlers, error) {
-	d, err := driver.New(s)
+	d, err := queuesvc.New(s)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/mainguard/mainguard/shared/mergequeue/driver"
+	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 )
@@ -65,7 +65,7 @@ func (e *env) writers(prs []int, rounds int) [][]writerOp {
 func TestOneQueueManyWriters(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	folds := &driver.Background{Driver: e.App.MergeQueue.Driver, Ctx: context.Background()}
+	folds := &queuesvc.Background{Driver: e.App.MergeQueue.Driver, Ctx: context.Background()}
 	e.App.MergeQueue.Driver.AfterRecord = folds.Notify
 	e.ok("createQueue", q(map[string]any{"concurrency": 50}), nil)
 	var prs []int
@@ -216,7 +216,7 @@ var writersFor = flag.Duration("writers.for", 60*time.Second, "how long Benchmar
 func BenchmarkOneQueueFiftyWriters(b *testing.B) {
 	for range b.N {
 		e := newEnv(b, nil)
-		folds := &driver.Background{Driver: e.App.MergeQueue.Driver, Ctx: context.Background()}
+		folds := &queuesvc.Background{Driver: e.App.MergeQueue.Driver, Ctx: context.Background()}
 		e.App.MergeQueue.Driver.AfterRecord = folds.Notify
 		srv := httptest.NewServer(e.Mux)
 		e.ok("createQueue", q(map[string]any{"concurrency": 50}), nil)

@@ -10,9 +10,9 @@ import (
 
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/healthsvc"
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/mergequeue/driver"
-	"github.com/mainguard/mainguard/shared/testview"
+	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/webhooks"
 )
 
@@ -26,7 +26,7 @@ const resumePerTick = 4
 // the local server by ingesting them.
 type Scheduler struct {
 	Health   *healthsvc.Service
-	Queues   *driver.Driver
+	Queues   *queuesvc.Service
 	Webhooks *webhooks.Deliverer
 	Log      *slog.Logger
 }
@@ -58,7 +58,7 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 
 // Function is the scheduler function's handler, built from its base.
 func Function(_ context.Context, b *lambdafn.Base) (func(context.Context) error, error) {
-	d, err := driver.New(driver.Setup{Config: b.Config, Store: b.Store, Now: b.Now, Log: b.Log})
+	d, err := queuesvc.New(queuesvc.Setup{Config: b.Config, Store: b.Store, Now: b.Now, Log: b.Log})
 	if err != nil {
 		return nil, err
 	}
@@ -73,7 +73,7 @@ func Function(_ context.Context, b *lambdafn.Base) (func(context.Context) error,
 		bundles = blobs.NewS3(awsCfg, b.Config.BundleBucket, b.Config.S3Endpoint)
 	}
 	s := &Scheduler{
-		Health:   healthsvc.New(b.Store, bundles, testview.Viewer{PublicAppURL: b.Config.PublicAppURL}, b.Now, b.NewID, b.Log),
+		Health:   healthsvc.New(b.Store, bundles, healthview.Viewer{PublicAppURL: b.Config.PublicAppURL}, b.Now, b.NewID, b.Log),
 		Queues:   d,
 		Webhooks: webhooks.NewDeliverer(b.Store, b.Now, b.Log, webhooks.Guard{AllowPrivate: b.Config.WebhookInternalNetworks}),
 		Log:      b.Log,

@@ -9,5 +9,5 @@
 //	/flaky-tests/label-failures            "was this failure mine?": failed tests labelled (ours)
 //
 // It validates requests with the contract's sentences and renders tests
-// through package testview; the uploader's endpoints are package uploadapi's.
+// through package healthview; the uploader's endpoints are package uploadapi's.
 package testsapi

@@ -10,17 +10,17 @@ import (
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/healthsvc"
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
-	"github.com/mainguard/mainguard/shared/testview"
 )
 
 // Handlers serves the /flaky-tests endpoints.
 type Handlers struct {
 	Store  *store.Store
-	Viewer testview.Viewer
+	Viewer healthview.Viewer
 	Now    func() time.Time
 	NewID  func() string // ids of outbox events
 	// Secret is the deployment's secret for signing page tokens.
@@ -31,7 +31,7 @@ type Handlers struct {
 
 // New builds the handlers from a function's base.
 func New(b *lambdafn.Base) *Handlers {
-	v := testview.Viewer{PublicAppURL: b.Config.PublicAppURL}
+	v := healthview.Viewer{PublicAppURL: b.Config.PublicAppURL}
 	return &Handlers{
 		Store: b.Store, Now: b.Now, NewID: b.NewID, Viewer: v,
 		Secret: b.Secret(config.SecretPageToken),
@@ -83,7 +83,7 @@ func (h *Handlers) GetTestDetails() http.Handler {
 		}
 		s := testhealth.SettingsOf(settings.HealthSettings, settings.Branch())
 		tc.Quarantined = testhealth.Quarantined(tc, s)
-		return map[string]testview.TestCase{"test": h.Viewer.Full(tc, s, h.Now())}, nil
+		return map[string]healthview.TestCase{"test": h.Viewer.Full(tc, s, h.Now())}, nil
 	})
 }
 

@@ -9,10 +9,10 @@ import (
 
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
-	"github.com/mainguard/mainguard/shared/testview"
 )
 
 type listRequest struct {
@@ -161,8 +161,8 @@ func (h *Handlers) ListQuarantined() http.Handler {
 			items = append(items, QuarantinedTest{
 				TestCaseID: tc.ID, Name: tc.Name, Parent: nullable(tc.Parent), File: nullable(tc.FilePath),
 				Classname: nullable(tc.Classname), Status: strings.ToUpper(view.Status.Value),
-				Codeowners: view.Codeowners, QuarantineSetting: tc.QuarantineCandidate(), QuarantineSettingUntil: testview.OverrideUntil(tc),
-				QuarantinedAt: testview.Timestamp(since), StatusLastUpdatedAt: view.Status.Timestamp, Variant: tc.Variant,
+				Codeowners: view.Codeowners, QuarantineSetting: tc.QuarantineCandidate(), QuarantineSettingUntil: healthview.OverrideUntil(tc),
+				QuarantinedAt: healthview.Timestamp(since), StatusLastUpdatedAt: view.Status.Timestamp, Variant: tc.Variant,
 			})
 		}
 		return struct {
@@ -206,14 +206,14 @@ func (h *Handlers) ListUnhealthy() http.Handler {
 			return nil, err
 		}
 		settings := testhealth.SettingsOf(l.repo.HealthSettings, l.repo.Branch())
-		items := []testview.TestCase{}
+		items := []healthview.TestCase{}
 		for _, tc := range tests {
 			tc.Quarantined = testhealth.Quarantined(tc, settings)
 			items = append(items, h.Viewer.Brief(tc, settings, h.Now()))
 		}
 		return struct {
-			Tests []testview.TestCase `json:"tests"`
-			Page  Page                `json:"page"`
+			Tests []healthview.TestCase `json:"tests"`
+			Page  Page                  `json:"page"`
 		}{items, page}, nil
 	})
 }
@@ -279,14 +279,14 @@ func (h *Handlers) ListFailing() http.Handler {
 		}
 		settings := testhealth.SettingsOf(l.repo.HealthSettings, l.repo.Branch())
 		now := h.Now()
-		items := []testview.TestCase{}
+		items := []healthview.TestCase{}
 		for _, tc := range tests {
 			tc.Quarantined = testhealth.Quarantined(tc, settings)
 			items = append(items, h.Viewer.Full(tc, settings, now))
 		}
 		return struct {
-			Tests []testview.TestCase `json:"tests"`
-			Page  Page                `json:"page"`
+			Tests []healthview.TestCase `json:"tests"`
+			Page  Page                  `json:"page"`
 		}{items, l.pager.pageOf(c, len(ids), "", "")}, nil
 	})
 }

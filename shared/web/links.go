@@ -10,7 +10,7 @@ import (
 )
 
 // The app's own addresses, relative to its root, in the shapes the API
-// hands out absolute (testview's html_url, the driver's DetailsURL): a
+// hands out absolute (healthview's html_url, queuesvc's DetailsURL): a
 // page works on whatever host serves it.
 
 func orgHref(org string) string { return "/" + url.PathEscape(org) }

@@ -14,10 +14,10 @@ import (
 
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
-	"github.com/mainguard/mainguard/shared/testview"
 )
 
 // listLimit is how many entries of each index a page of the test list
@@ -243,7 +243,7 @@ func percent(r float64) string { return strconv.FormatFloat(r*100, 'f', 1, 64) +
 const runDays = 3
 
 type testPage struct {
-	testview.TestCase
+	healthview.TestCase
 	Repo, ListHref, Self  string
 	Override              coded
 	OverrideUntil         stamp // the override's end; none when it has none
@@ -299,10 +299,10 @@ func (w *Web) testPage(rw http.ResponseWriter, r *http.Request, s session) error
 	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
 	tc.Quarantined = testhealth.Quarantined(tc, settings)
 	v := w.Viewer.Full(tc, settings, now)
-	override := testview.OverrideName(tc.QuarantineOverride)
+	override := healthview.OverrideName(tc.QuarantineOverride)
 	page := testPage{
 		TestCase: v, Repo: repo.Ref.String(), Override: coded{Words: overrideWords[override], Code: override},
-		OverrideUntil: stampOfView(testview.OverrideUntil(tc), now),
+		OverrideUntil: stampOfView(healthview.OverrideUntil(tc), now),
 		Since:         stampOfView(v.Status.Timestamp, now),
 		ListHref:      testsHref(s.Org, repo.Ref), Self: testHref(s.Org, repo.Ref, tc.ID),
 		Rate24h: percent(*v.FailureRateLast24h), Rate7d: percent(*v.FailureRateLast7d),
@@ -424,7 +424,7 @@ func (w *Web) setOverride(rw http.ResponseWriter, r *http.Request, s session) er
 		}
 	}
 	id := strings.ToLower(r.PathValue("id"))
-	actor := testview.Actor{FullName: fmt.Sprintf("web app (%s)", s.Org)}
+	actor := healthview.Actor{FullName: fmt.Sprintf("web app (%s)", s.Org)}
 	if s.Login != "" {
 		actor.FullName = fmt.Sprintf("web app (@%s)", s.Login)
 	}

@@ -16,11 +16,11 @@ import (
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/healthsvc"
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/mergequeue/driver"
 	"github.com/mainguard/mainguard/shared/queueapi"
+	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/store"
-	"github.com/mainguard/mainguard/shared/testview"
 )
 
 // Web is the web app.
@@ -28,14 +28,14 @@ type Web struct {
 	Store *store.Store
 	// Queues is the merge queue's driver: its views of queues (pending
 	// commands applied) and the commands the pages' actions record.
-	Queues *driver.Driver
+	Queues *queuesvc.Service
 	// Health sets quarantine overrides, as the administration program does.
 	Health *healthsvc.Service
-	Viewer testview.Viewer
+	Viewer healthview.Viewer
 	Now    func() time.Time
 	Log    *slog.Logger
 	// Hosts are the git hosts a queue's page may be on, tried in order:
-	// the pages' addresses (driver.Driver.DetailsURL) name none.
+	// the pages' addresses (queuesvc.Service.DetailsURL) name none.
 	Hosts []string
 	// GitHubWeb is the web address of the GitHub that serves Hosts
 	// (config GitHubWebURL), where links to pull requests and commits go.
@@ -62,16 +62,16 @@ type Web struct {
 // Setup is what New builds the app from.
 type Setup struct {
 	Base   *lambdafn.Base
-	Queues *driver.Driver     // nil: built from Base
+	Queues *queuesvc.Service  // nil: built from Base
 	Health *healthsvc.Service // nil: built from Base
 }
 
 // New builds the web app.
 func New(s Setup) (*Web, error) {
 	b := s.Base
-	viewer := testview.Viewer{PublicAppURL: b.Config.PublicAppURL}
+	viewer := healthview.Viewer{PublicAppURL: b.Config.PublicAppURL}
 	if s.Queues == nil {
-		d, err := driver.New(driver.Setup{Config: b.Config, Store: b.Store, Now: b.Now, Log: b.Log})
+		d, err := queuesvc.New(queuesvc.Setup{Config: b.Config, Store: b.Store, Now: b.Now, Log: b.Log})
 		if err != nil {
 			return nil, err
 		}

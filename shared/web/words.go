@@ -4,8 +4,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/mergequeue"
-	"github.com/mainguard/mainguard/shared/testview"
 )
 
 // stamp is a moment as every page shows it: in the reader's words,
@@ -26,10 +26,10 @@ func stampOf(t, now time.Time) stamp {
 	return stamp{Text: t.Format(layout), Exact: t.Format(time.RFC3339)}
 }
 
-// stampOfView is a timestamp of the API's test view (testview.TimeFormat)
+// stampOfView is a timestamp of the API's test view (healthview.TimeFormat)
 // as a page shows it; one that does not parse is no stamp.
 func stampOfView(s string, now time.Time) stamp {
-	t, err := time.Parse(testview.TimeFormat, s)
+	t, err := time.Parse(healthview.TimeFormat, s)
 	if err != nil {
 		return stamp{}
 	}

@@ -2,7 +2,7 @@
 // history through the real classifier (testhealth.TallyRuns, the counting
 // rule the store applies to a test's counter item, and testhealth.Decide,
 // the decision an ingest and the scheduled reclassification make), as the
-// merge queue's simulator (package mergequeue/sim) drives the real queue
+// merge queue's simulator (package mergequeue/queuesim) drives the real queue
 // engine. There is no server, no table, no goroutine and no wall clock: a
 // run is a function of its Config, seed included.
 //
