@@ -58,21 +58,28 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # they cross run concurrently in other tests of the race run. A renamed
 # sweep just runs under -race again. The two runs go side by side, the
 # sweeps filling the race run's idle moments (ticks, JVM starts).
+# TestHistoryReplaysItsQueue is a sweep too: 30 pull requests through a
+# queue tick by tick, one request after another, over paths the race run's
+# queue tests cross concurrently.
+#
+# The sweeps run with GOGC=400: the simulators allocate a snapshot per
+# step, and the collector took half their CPU at the default (100); a
+# heap four times larger (tens of MB) halves it.
 SWEEPS = TestBatchingWithBisection TestSameSeedSameResult TestOptimisticMergeProtectsFromFlakes TestFourLanes \
 	TestFlakyRetriesProtectFromKnownFlakes TestFlakesEjectGoodPRs TestPoissonBelowCapacity TestLanesMatchTheModel \
 	TestUnknownFlakesAreNotRetried TestThroughputMatchesTheModel TestNothingFailsEveryRunMerges \
 	TestHostileText TestEveryFieldAtItsLimit TestEveryFieldOverItsLimit TestDefaultHistory \
-	TestSweepAutopilotAgainstFixedSettings TestSweepBatchModel
+	TestSweepAutopilotAgainstFixedSettings TestSweepBatchModel TestHistoryReplaysItsQueue
 empty :=
 space := $(empty) $(empty)
 SWEEPS_RE = ^($(subst $(space),|,$(strip $(SWEEPS))))$$
-SWEEP_PKGS = ./shared/mergequeue/queuesim/ ./shared/app/ ./shared/testhealth/healthsim/
+SWEEP_PKGS = ./shared/mergequeue/queuesim/ ./shared/app/ ./shared/testhealth/healthsim/ ./shared/queueapi/
 test: deps promtool chromium pytest
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l cmd functions shared internal docs)" || { echo "gofmt needed:"; gofmt -l cmd functions shared internal docs; exit 1; }
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 	$(GO) run $(STATICCHECK) ./...
-	$(GO) run ./internal/withdynamo sh -c '$(GO) test -vet=off -count=1 -timeout 20m -run "$(SWEEPS_RE)" $(SWEEP_PKGS) & sweeps=$$!; \
+	$(GO) run ./internal/withdynamo sh -c 'GOGC=400 $(GO) test -vet=off -count=1 -timeout 20m -run "$(SWEEPS_RE)" $(SWEEP_PKGS) & sweeps=$$!; \
 	  $(GO) test -race -vet=off -count=1 -timeout 20m -skip "$(SWEEPS_RE)" ./...; race=$$?; wait $$sweeps && exit $$race'
 
 # Benchmarks of the request path against DynamoDB Local (see README).
