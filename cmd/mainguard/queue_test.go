@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -175,6 +176,28 @@ func TestQueueCLI(t *testing.T) {
 	c.golden("list.json", c.ok("list", "--json"))
 	c.golden("list-pending.txt", c.ok("list", "--state", "pending"))
 	c.refused(c.dir, c.env, 1, "/getSubmittedPullRequest: 404 ", "status", "9")
+
+	// The queue's history, and its replay on the engine (issue 33): the
+	// file `queue history --json` writes is the one `sim --from-history`
+	// reads.
+	c.golden("history.txt", c.ok("history"))
+	history := filepath.Join(t.TempDir(), "history.json")
+	if err := os.WriteFile(history, []byte(c.ok("history", "--json")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := c.in(c.dir, nil, "sim", "--from-history", history, "--autopilot-max-concurrency", "2", "--autopilot-max-batch", "2")
+	if code != 0 || errOut != "" ||
+		!regexp.MustCompile(`github\.com/acme/shop main from 2026-06-2\d \d\d:\d\d:\d\d to 2026-07-23 01:\d\d:00: 1 pull requests replayed`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^ +actual +1 +0 +\d+\.\d\d `).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^ *replay, the settings given +1 +0 +\d+\.\d\d `).MatchString(out) ||
+		!strings.Contains(out, "replay / actual merges per hour: ") ||
+		!strings.Contains(out, "(4 fixed settings within the autopilot's bounds, concurrency ≤ 2, batch size ≤ 2)") ||
+		!regexp.MustCompile(`\nrecommendation: `).MatchString(out) {
+		t.Errorf("sim --from-history of the queue's own history: exit %d\n%s%s", code, out, errOut)
+	}
+	if out, errOut, code := c.in(c.dir, nil, "sim", "--from-history", filepath.Join(c.dir, ".git", "HEAD")); code != 2 || out != "" || !strings.Contains(errOut, "is not a history `mainguard queue history --json` wrote") {
+		t.Errorf("sim --from-history of a file that is no history: exit %d, %q %q", code, out, errOut)
+	}
 	c.refused(c.dir, c.env, 1, "/listPullRequests: 400 state must be one of", "list", "--state", "sleepy")
 
 	// Restart: #2 is testing; #3 is not, which the API refuses.

@@ -56,26 +56,32 @@ func simReplay(e *env, path string, flagged mergequeue.QueuePatch, seed uint64) 
 	replayRow(tw, name, r)
 	_ = tw.Flush()
 	fmt.Fprintf(w, "\nreplay / actual merges per hour: %.3f\n", r.MergesPerHour/actual.MergesPerHour)
-	return recommend(w, replay, actual, own, seed)
+	return recommend(w, replay, actual, own, p.AutopilotPatch, seed)
 }
 
 func replayRow(w io.Writer, name string, r queuesim.Result) {
 	fmt.Fprintf(w, "%s\t%d\t%d\t%.2f\t%v\t%v\t%.2f\t\n", name, r.Merged, r.Failed+r.BadFailed, r.MergesPerHour, r.P50.Round(time.Minute), r.P90.Round(time.Minute), r.RunsPerMerge)
 }
 
-// recommend replays the history under the autopilot and every fixed
-// setting within its bounds (the queue's own, or the defaults), and says
-// which would have merged the most per hour.
-func recommend(w io.Writer, replay queuesim.Replay, actual queuesim.Actual, own mergequeue.QueuePatch, seed uint64) error {
+// recommend replays the history under the queue's own settings, the
+// autopilot and every fixed setting within the autopilot's bounds
+// (ap: the queue's own, or those given, or the defaults), and says which
+// would have merged the most per hour.
+func recommend(w io.Writer, replay queuesim.Replay, actual queuesim.Actual, own mergequeue.QueuePatch, ap mergequeue.AutopilotPatch, seed uint64) error {
 	q := mergequeue.DefaultQueue(repository.Ref{}, "main")
-	if own.AutopilotMaxConcurrency != nil {
-		q.AutopilotMaxConcurrency = *own.AutopilotMaxConcurrency
+	if ap.AutopilotMaxConcurrency != nil {
+		q.AutopilotMaxConcurrency = *ap.AutopilotMaxConcurrency
 	}
-	if own.AutopilotMaxBatch != nil {
-		q.AutopilotMaxBatch = *own.AutopilotMaxBatch
+	if ap.AutopilotMaxBatch != nil {
+		q.AutopilotMaxBatch = *ap.AutopilotMaxBatch
 	}
 	cs, bs := queuesim.Grid(q.AutopilotMaxConcurrency, q.AutopilotMaxBatch)
-	h, err := queuesim.CompareFixed(queuesim.ReplayConfig(replay, actual, own, seed), cs, bs)
+	cfg := queuesim.ReplayConfig(replay, actual, own, seed)
+	// The autopilot's run is cfg's with the autopilot on: within the
+	// bounds asked for.
+	cfg.Queue.AutopilotMaxConcurrency, cfg.Queue.AutopilotMaxBatch, cfg.Queue.AutopilotMaxCiRunsPerMerge =
+		ap.AutopilotMaxConcurrency, ap.AutopilotMaxBatch, ap.AutopilotMaxCiRunsPerMerge
+	h, err := queuesim.CompareFixed(cfg, cs, bs)
 	if err != nil {
 		return simError(err)
 	}

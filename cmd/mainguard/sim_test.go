@@ -2,6 +2,7 @@ package main
 
 import (
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -59,6 +60,27 @@ func TestSim(t *testing.T) {
 	if code != 0 || len(phases) != 2 || !regexp.MustCompile(`\nautopilot: [1-9]\d* changes\n +\S+ +concurrency 1 → `).MatchString(out) ||
 		!regexp.MustCompile(`merge_queue\.autopilot_changed [1-9]`).MatchString(out) || !regexp.MustCompile(`\nbad PRs merged +0\n`).MatchString(out) {
 		t.Errorf("a moving world under the autopilot: exit %d, %d phase lines\n%s", code, len(phases), out)
+	}
+
+	// The same world beside every fixed setting within the autopilot's
+	// bounds (concurrency ≤ 2, batch size ≤ 2): the sweep is printed, and
+	// the best fixed setting is the sweep's best.
+	out, _, code = mg(t, nil, "sim", "--prs", "100", "--p-schedule", "0.02@0,0.12@50", "--arrivals", "8@0,60@30,8@50",
+		"--lognormal", "0.3", "--compare-fixed", "--autopilot-max-concurrency", "2", "--autopilot-max-batch", "2")
+	sweep := regexp.MustCompile(`(?m)^ +C=(\d) B=(\d) +(\d+\.\d\d), \d+\.\d\d +\d+\.\d\d, \d+\.\d\d +\d+\.\d\d, \d+\.\d\d$`).FindAllStringSubmatch(out, -1)
+	bestFixed := regexp.MustCompile(`(?m)^ +best fixed C=(\d) B=(\d) +(\d+\.\d\d) `).FindStringSubmatch(out)
+	var settings []string
+	top, topRate := "", -1.0
+	for _, row := range sweep {
+		settings = append(settings, row[1]+"×"+row[2])
+		if v, _ := strconv.ParseFloat(row[3], 64); v > topRate {
+			top, topRate = row[3], v
+		}
+	}
+	if code != 0 || strings.Join(settings, " ") != "1×1 1×2 2×1 2×2" || bestFixed == nil || bestFixed[3] != top ||
+		!regexp.MustCompile(`\nautopilot: ×\d+\.\d\d the default's merges per hour, ×\d+\.\d\d the best fixed setting's\n`).MatchString(out) ||
+		!regexp.MustCompile(`(?m)^ +2 +50-99 +12% +best of phase 2: C=\d B=\d +44 `).MatchString(out) {
+		t.Errorf("sim --compare-fixed: exit %d, sweep %v, best fixed %v\n%s", code, settings, bestFixed, out)
 	}
 
 	for _, c := range []struct {
