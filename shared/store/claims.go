@@ -39,10 +39,10 @@ func (s *Store) madeOnce(ctx context.Context, k map[string]types.AttributeValue,
 // errs.Conflict. A non-zero expires sets the item's TTL.
 func (s *Store) claimMaking(ctx context.Context, k map[string]types.AttributeValue, now, staleBefore, expires time.Time) error {
 	set := "SET claimed_at = :now"
-	vals := map[string]types.AttributeValue{":now": n64(now.UnixNano()), ":stale": n64(staleBefore.UnixNano())}
+	vals := map[string]types.AttributeValue{":now": num64(now.UnixNano()), ":stale": num64(staleBefore.UnixNano())}
 	if !expires.IsZero() {
 		set += ", #ttl = :ttl"
-		vals[":ttl"] = n64(expires.Unix())
+		vals[":ttl"] = num64(expires.Unix())
 	}
 	in := &dynamodb.UpdateItemInput{
 		Key:                       k,
@@ -63,7 +63,7 @@ func (s *Store) setMadeID(ctx context.Context, k map[string]types.AttributeValue
 		Key:                       k,
 		UpdateExpression:          aws.String("SET #id = :id"),
 		ExpressionAttributeNames:  map[string]string{"#id": idAttr},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":id": n64(id)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":id": num64(id)},
 	})
 	return err
 }

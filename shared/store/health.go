@@ -182,16 +182,6 @@ func (s *Store) UpdateHealth(ctx context.Context, before, after testhealth.TestC
 	return s.packFailedPRs(ctx, metaKey(before.Org, before.Repo, before.ID), nil)
 }
 
-func capped(names []string, n int) []string { return names[:min(len(names), n)] }
-
-// withRemove appends a REMOVE clause of names to an update expression.
-func withRemove(expr string, names []string) string {
-	if len(names) == 0 {
-		return expr
-	}
-	return strings.TrimSpace(expr + " REMOVE " + strings.Join(names, ", "))
-}
-
 const skIndex = "INDEX"
 
 // indexEntryWrite puts tc's index entry, or deletes it when tc's health

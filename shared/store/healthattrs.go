@@ -1,8 +1,6 @@
 package store
 
 import (
-	"time"
-
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mainguard/mainguard/shared/testhealth"
@@ -65,13 +63,4 @@ func copyHealthAttrs(dst *testhealth.TestCase, src testhealth.TestCase) {
 		dst.QuarantineUntil = src.QuarantineUntil
 	}
 	dst.LastUpload, dst.LastOutcome, dst.LastGuarded = src.LastUpload, src.LastOutcome, src.LastGuarded
-}
-
-// unixAttr reads a time stored as unix seconds; zero when absent.
-func unixAttr(av types.AttributeValue) time.Time {
-	v, ok := int64Attr(av)
-	if !ok {
-		return time.Time{}
-	}
-	return time.Unix(v, 0).UTC()
 }

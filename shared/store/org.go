@@ -323,35 +323,3 @@ func (s *Store) RevokeToken(ctx context.Context, org, idOrSecret string) (Token,
 	err = unmarshal(attrs, &t)
 	return t, err
 }
-
-// getInto reads one item into v, or NotFound with the given message.
-func (s *Store) getInto(ctx context.Context, k map[string]types.AttributeValue, v any, notFound string, args ...any) error {
-	item, err := s.getItem(ctx, k)
-	if err != nil {
-		return err
-	}
-	if item == nil {
-		return errs.E(errs.NotFound, notFound, args...)
-	}
-	return unmarshal(item, v)
-}
-
-// marshal encodes v as an item under key k.
-func marshal(v any, k map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
-	item, err := attributevalue.MarshalMap(v)
-	if err != nil {
-		return nil, errs.Wrap(errs.Internal, err, "store failure")
-	}
-	for n, a := range k {
-		item[n] = a
-	}
-	return item, nil
-}
-
-// unmarshal decodes an item into v.
-func unmarshal(item map[string]types.AttributeValue, v any) error {
-	if err := attributevalue.UnmarshalMap(item, v); err != nil {
-		return errs.Wrap(errs.Internal, err, "store failure")
-	}
-	return nil
-}

@@ -146,7 +146,7 @@ func queueItem(r QueueRecord) (map[string]types.AttributeValue, error) {
 	setQueueKey(item, r.Key)
 	item["queue_id"] = str(r.ID)
 	item["created_at"] = str(r.CreatedAt.UTC().Format(time.RFC3339Nano))
-	item["version"] = n64(r.Snapshot.Version)
+	item["version"] = num64(r.Snapshot.Version)
 	item["snap"] = &types.AttributeValueMemberB{Value: snap}
 	if len(r.Clocks) > 0 {
 		clocks, err := json.Marshal(r.Clocks)
@@ -350,7 +350,7 @@ func (s *Store) SaveQueue(ctx context.Context, r QueueRecord, prev int64, ch Que
 	}
 	actions := []types.TransactWriteItem{{Put: &types.Put{
 		Item: item, ConditionExpression: aws.String("attribute_exists(PK) AND version = :v"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":v": n64(prev)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": num64(prev)},
 	}}}
 	if len(ch.Folded) > MaxFold {
 		return errs.E(errs.Internal, "a save folds at most %d commands, not %d", MaxFold, len(ch.Folded))
@@ -441,7 +441,7 @@ func (s *Store) writeTimeline(ctx context.Context, r QueueRecord, ts []mergequeu
 		}
 		item := key(entryPK(r.Key, r.ID), runHistorySK(run.Run.CreatedAt, run.Run.ID))
 		item["rh"] = str(string(blob))
-		item[AttrTTL] = n64(run.Run.EndedAt.Add(TimelineTTL).Unix())
+		item[AttrTTL] = num64(run.Run.EndedAt.Add(TimelineTTL).Unix())
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
 	for _, t := range ts {
@@ -451,7 +451,7 @@ func (s *Store) writeTimeline(ctx context.Context, r QueueRecord, ts []mergequeu
 		}
 		item := key(entryPK(r.Key, r.ID), timelineSK(t.Transition.PRNumber)+fmt.Sprintf("%020d", t.Transition.Seq))
 		item["tr"] = str(string(blob))
-		item[AttrTTL] = n64(t.Transition.At.Add(TimelineTTL).Unix())
+		item[AttrTTL] = num64(t.Transition.At.Add(TimelineTTL).Unix())
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
 	return s.writeAll(ctx, reqs)
@@ -528,38 +528,13 @@ func (s *Store) PRTimeline(ctx context.Context, r QueueRecord, n int) ([]mergequ
 	return ts, nil
 }
 
-// writeEach writes follow-up items one by one; an event already in the
-// outbox is fine.
-func (s *Store) writeEach(ctx context.Context, items []types.TransactWriteItem) error {
-	for _, it := range items {
-		switch {
-		case it.Put != nil:
-			err := s.putItem(ctx, &dynamodb.PutItemInput{
-				Item: it.Put.Item, ConditionExpression: it.Put.ConditionExpression,
-			})
-			if err != nil && !errs.Is(err, errs.Conflict) {
-				return err
-			}
-		case it.Update != nil:
-			_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
-				Key: it.Update.Key, UpdateExpression: it.Update.UpdateExpression,
-				ExpressionAttributeNames: it.Update.ExpressionAttributeNames, ExpressionAttributeValues: it.Update.ExpressionAttributeValues,
-			})
-			if err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // DeleteQueue deletes a queue if it is still at version; errs.Conflict when
 // it changed meanwhile. Its entry and run items stay (a new queue on the
 // branch has another ID) until their retention.
 func (s *Store) DeleteQueue(ctx context.Context, k QueueKey, version int64) error {
 	err := s.transact(ctx, types.TransactWriteItem{Delete: &types.Delete{
 		Key: key(k.pk(), skQueue), ConditionExpression: aws.String("attribute_exists(PK) AND version = :v"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":v": n64(version)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": num64(version)},
 	}})
 	if errs.Is(err, errs.Conflict) {
 		return errs.Wrap(errs.Conflict, err, "the queue changed meanwhile")
@@ -817,7 +792,7 @@ func ghCommandKey(k string) map[string]types.AttributeValue { return key("GHCOMM
 // claimOnce puts the marker item k unless it exists: true when this call
 // put it. It lives deliveryTTL.
 func (s *Store) claimOnce(ctx context.Context, k map[string]types.AttributeValue, now time.Time) (bool, error) {
-	k[AttrTTL] = n64(now.Add(deliveryTTL).Unix())
+	k[AttrTTL] = num64(now.Add(deliveryTTL).Unix())
 	err := s.putItem(ctx, &dynamodb.PutItemInput{Item: k, ConditionExpression: aws.String("attribute_not_exists(PK)")})
 	if errs.Is(err, errs.Conflict) {
 		return false, nil
@@ -955,7 +930,7 @@ func transitionPut(r QueueRecord, t mergequeue.TransitionRecord) (*types.Put, er
 	}
 	item := key(transitionPK(r), t.Transition.At.UTC().Format(SortableTime)+fmt.Sprintf("#%020d", t.Transition.Seq))
 	item["rec"] = str(string(blob))
-	item[AttrTTL] = n64(t.Transition.At.Add(TransitionTTL).Unix())
+	item[AttrTTL] = num64(t.Transition.At.Add(TransitionTTL).Unix())
 	return &types.Put{Item: item}, nil
 }
 

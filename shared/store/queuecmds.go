@@ -189,7 +189,7 @@ func commandMarks(k QueueKey, cmds []QueueCommand, version int64) []types.Transa
 			Key:                       key(k.pk(), c.SK),
 			UpdateExpression:          aws.String("SET folded_in = :v REMOVE " + AttrGSI1PK + ", " + AttrGSI1SK),
 			ConditionExpression:       aws.String("attribute_exists(SK) AND attribute_not_exists(folded_in)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":v": n64(version)},
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": num64(version)},
 		}})
 	}
 	return out
@@ -217,14 +217,4 @@ func (s *Store) QueuesWithCommands(ctx context.Context, limit int32) ([]QueueKey
 		}
 	}
 	return ks, nil
-}
-
-// CommandQueue is the queue of a command item as the table's stream shows
-// it (its new image), and whether the item is a command at all.
-func CommandQueue(sk string, image map[string]string) (QueueKey, bool) {
-	if !strings.HasPrefix(sk, skCommandPrefix) {
-		return QueueKey{}, false
-	}
-	k := queueKeyOf(func(n string) string { return image[n] })
-	return k, k.Org != "" && k.Branch != ""
 }

@@ -206,7 +206,7 @@ func sessionKey(id string) map[string]types.AttributeValue {
 // have expired (its ttl), after which its cookie is refused anyway.
 func (s *Store) RevokeSession(ctx context.Context, id string, expires time.Time) error {
 	item := sessionKey(id)
-	item[AttrTTL] = n64(expires.Unix() + 1)
+	item[AttrTTL] = num64(expires.Unix() + 1)
 	return s.putItem(ctx, &dynamodb.PutItemInput{Item: item})
 }
 

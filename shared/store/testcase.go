@@ -278,36 +278,6 @@ func readTestCase(items ...map[string]types.AttributeValue) (testhealth.TestCase
 	return tc, nil
 }
 
-// skOf is an item's sort key.
-func skOf(item map[string]types.AttributeValue) string { return strAttr(item[AttrSK]) }
-
-// timeAttr reads a time of a failure item: unix milliseconds (what the API
-// shows, in fewer bytes than text) or, as the earlier layout had it,
-// RFC 3339 text.
-func timeAttr(av types.AttributeValue) time.Time {
-	if n, ok := av.(*types.AttributeValueMemberN); ok {
-		ms, err := strconv.ParseInt(n.Value, 10, 64)
-		if err != nil {
-			return time.Time{}
-		}
-		return time.UnixMilli(ms).UTC()
-	}
-	s, ok := av.(*types.AttributeValueMemberS)
-	if !ok {
-		return time.Time{}
-	}
-	t, _ := time.Parse(time.RFC3339Nano, s.Value)
-	return t
-}
-
-func num(n int) *types.AttributeValueMemberN {
-	return &types.AttributeValueMemberN{Value: strconv.Itoa(n)}
-}
-
-func timeStr(t time.Time) *types.AttributeValueMemberS {
-	return str(t.UTC().Format(time.RFC3339Nano))
-}
-
 // PutTestCase writes a whole test: its counter, meta and failure items and
 // its index entry. Ingestion maintains these items with atomic updates;
 // whole writes are for seeding and tests. Every hour goes to the counter

@@ -248,19 +248,6 @@ func (s *Store) ListUploads(ctx context.Context, org string, limit int32) ([]Upl
 	return unmarshalAll[Upload](out.Items)
 }
 
-// unmarshalAll decodes the items of a query page.
-func unmarshalAll[T any](items []map[string]types.AttributeValue) ([]T, error) {
-	out := make([]T, 0, len(items))
-	for _, item := range items {
-		var v T
-		if err := unmarshal(item, &v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
-}
-
 // Secret returns the deployment's secret of the given name (32 random
 // bytes), creating it on first use. All functions of a deployment share it
 // through the table, so nothing has to be configured: it signs page tokens

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -211,10 +210,6 @@ func cycleIs(cycle int) string {
 	return "delivery_cycle = :cycle"
 }
 
-func n64(n int64) *types.AttributeValueMemberN {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
-}
-
 // EnqueueEvent puts an event in the outbox on its own. Events caused by a
 // change are written in that change's transaction instead; this is for
 // events with no change to go with, such as an endpoint's test message.
@@ -298,7 +293,7 @@ func (s *Store) RescheduleEvent(ctx context.Context, org, id string, cycle int, 
 		Key:                       eventKey(org, id),
 		UpdateExpression:          aws.String("SET GSI1SK = :sk"),
 		ConditionExpression:       aws.String("attribute_exists(GSI1PK) AND " + cycleIs(cycle)),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":sk": str(outboxSK(due, id)), ":cycle": n64(int64(cycle))},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":sk": str(outboxSK(due, id)), ":cycle": num64(int64(cycle))},
 	})
 	return err
 }
@@ -311,7 +306,7 @@ func (s *Store) FinishEvent(ctx context.Context, org, id string, cycle int) erro
 		Key:                       eventKey(org, id),
 		UpdateExpression:          aws.String("REMOVE GSI1PK, GSI1SK"),
 		ConditionExpression:       aws.String("attribute_exists(GSI1PK) AND " + cycleIs(cycle)),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":cycle": n64(int64(cycle))},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":cycle": num64(int64(cycle))},
 	})
 	return err
 }
@@ -327,8 +322,8 @@ func (s *Store) ReplayEvent(ctx context.Context, org, id string) (OutboxEvent, e
 		ConditionExpression:      aws.String("attribute_exists(PK) AND attribute_not_exists(GSI1PK)"),
 		ExpressionAttributeNames: map[string]string{"#ttl": AttrTTL},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(outboxPK(org)), ":sk": str(outboxSK(now, id)), ":zero": n64(0), ":one": n64(1),
-			":ttl": n64(now.Add(EventRetention).Unix()),
+			":pk": str(outboxPK(org)), ":sk": str(outboxSK(now, id)), ":zero": num64(0), ":one": num64(1),
+			":ttl": num64(now.Add(EventRetention).Unix()),
 		},
 		ReturnValues: types.ReturnValueAllNew,
 	})
@@ -441,24 +436,13 @@ func (s *Store) ClaimDelivery(ctx context.Context, org string, c Claim) error {
 		ConditionExpression:      aws.String(cond),
 		ExpressionAttributeNames: map[string]string{"#st": "state", "#ttl": AttrTTL},
 		ExpressionAttributeValues: pruneUnused(cond, map[string]types.AttributeValue{
-			":ev": str(c.EventID), ":ep": str(c.EndpointID), ":cycle": n64(int64(c.Cycle)),
-			":n": n64(int64(c.Attempt)), ":prev": n64(int64(c.Attempt - 1)), ":pending": str(string(DeliveryPending)),
+			":ev": str(c.EventID), ":ep": str(c.EndpointID), ":cycle": num64(int64(c.Cycle)),
+			":n": num64(int64(c.Attempt)), ":prev": num64(int64(c.Attempt - 1)), ":pending": str(string(DeliveryPending)),
 			":now": str(c.Now.UTC().Format(SortableTime)), ":lease": str(c.LeaseUntil.UTC().Format(SortableTime)),
-			":ttl": n64(c.Now.Add(EventRetention).Unix()),
+			":ttl": num64(c.Now.Add(EventRetention).Unix()),
 		}, ":ev", ":ep", ":cycle", ":n", ":pending", ":lease", ":ttl"),
 	})
 	return err
-}
-
-// pruneUnused drops the values neither cond nor the always-used names
-// mention: DynamoDB refuses unused expression attribute values.
-func pruneUnused(cond string, vals map[string]types.AttributeValue, always ...string) map[string]types.AttributeValue {
-	for k := range vals {
-		if !slices.Contains(always, k) && !strings.Contains(cond, k) {
-			delete(vals, k)
-		}
-	}
-	return vals
 }
 
 // DeliveryAttempt is one entry of the delivery log.
@@ -486,7 +470,7 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, org string, a Deliver
 	}
 	item[AttrGSI1PK] = str(attemptsGSI1PK(org, a.EndpointID))
 	item[AttrGSI1SK] = str(fmt.Sprintf("%s#%s#%04d#%02d", a.At.UTC().Format(SortableTime), a.EventID, a.Cycle, a.Attempt))
-	item[AttrTTL] = n64(a.At.Add(EventRetention).Unix())
+	item[AttrTTL] = num64(a.At.Add(EventRetention).Unix())
 	err = s.transact(ctx,
 		types.TransactWriteItem{Update: &types.Update{
 			Key:                      deliveryKey(org, a.EventID, a.EndpointID),
@@ -495,7 +479,7 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, org string, a Deliver
 			ExpressionAttributeNames: map[string]string{"#st": "state"},
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":st": str(string(state)), ":next": str(next.UTC().Format(SortableTime)),
-				":cycle": n64(int64(a.Cycle)), ":n": n64(int64(a.Attempt)), ":pending": str(string(DeliveryPending)),
+				":cycle": num64(int64(a.Cycle)), ":n": num64(int64(a.Attempt)), ":pending": str(string(DeliveryPending)),
 			},
 		}},
 		types.TransactWriteItem{Put: &types.Put{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
@@ -551,23 +535,4 @@ func (s *Store) EndpointAttempts(ctx context.Context, org, endpointID string, li
 		as = append(as, a)
 	}
 	return as, nil
-}
-
-// queryEach runs a Query to its last page, handing each item to fn.
-func (s *Store) queryEach(ctx context.Context, in *dynamodb.QueryInput, fn func(map[string]types.AttributeValue) error) error {
-	for {
-		page, err := s.query(ctx, in)
-		if err != nil {
-			return err
-		}
-		for _, item := range page.Items {
-			if err := fn(item); err != nil {
-				return err
-			}
-		}
-		if page.LastEvaluatedKey == nil {
-			return nil
-		}
-		in.ExclusiveStartKey = page.LastEvaluatedKey
-	}
 }
