@@ -312,3 +312,12 @@ func pruneUnused(cond string, vals map[string]types.AttributeValue, always ...st
 	}
 	return vals
 }
+
+// Conditions and key conditions most reads and writes spell.
+const (
+	ifItemExists = "attribute_exists(" + AttrPK + ")"
+	ifItemAbsent = "attribute_not_exists(" + AttrPK + ")"
+	pkIs         = AttrPK + " = :pk"
+	gsi1PKIs     = AttrGSI1PK + " = :pk"
+	gsi2PKIs     = AttrGSI2PK + " = :pk"
+)

@@ -160,9 +160,9 @@ func tokenUpdate(u *update, tok string) string {
 	none := u.value(str("-"))
 	var seen []string
 	for i := batchTokens - 1; i >= 0; i-- {
-		n := u.name("t" + strconv.Itoa(i))
+		n := u.name(attrBatchToken + strconv.Itoa(i))
 		if i > 0 {
-			prev := u.name("t" + strconv.Itoa(i-1))
+			prev := u.name(attrBatchToken + strconv.Itoa(i-1))
 			u.set = append(u.set, n+" = if_not_exists("+prev+", "+none+")")
 		} else {
 			u.set = append(u.set, n+" = "+t)
@@ -179,11 +179,11 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 	at := up.At.UTC()
 	u := newUpdate()
 	cond := tokenUpdate(u, tok)
-	u.setTo("lr", num64(at.UnixNano()))
+	u.setTo(attrLastRun, num64(at.UnixNano()))
 	ih := identityHash(tr.Test)
-	u.setTo("ih", str(ih))
+	u.setTo(attrIdentityHash, str(ih))
 	if tr.Codeowners != nil {
-		u.setTo("oh", str(ownersHash(tr.Codeowners)))
+		u.setTo(attrOwnersHash, str(ownersHash(tr.Codeowners)))
 	}
 	t := testhealth.TallyRuns(up, tr.Runs, tr.OnCommit)
 	c := hourCounts{}
@@ -192,17 +192,17 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 	} else {
 		c.op, c.of = t.Passed, t.Failed
 	}
-	u.setTo("lu", str(up.Upload+" "+outcomeCode(t)))
+	u.setTo(attrLastUpload, str(up.Upload+" "+outcomeCode(t)))
 	hour := at.Unix() / 3600
 	if !c.zero() {
 		u.add = append(u.add, u.name(hourAttr(attrHour, hour))+" "+u.value(c.number()))
 	}
 	switch t.Streak {
 	case testhealth.StreakReset:
-		u.setTo("streak", num(0))
+		u.setTo(attrStreak, num(0))
 		u.remove = append(u.remove, u.name(attrStreakOpen))
 	case testhealth.StreakAdd:
-		u.addN("streak", 1)
+		u.addN(attrStreak, 1)
 		if t.Open {
 			u.setTo(attrStreakOpen, num(1))
 		} else {
@@ -327,23 +327,23 @@ func decodeHot(item map[string]types.AttributeValue) hotItem {
 			continue
 		}
 		switch name {
-		case "streak":
+		case attrStreak:
 			h.streak = intAttr(av)
-		case "lr":
+		case attrLastRun:
 			h.lastRun = nanosAttr(av)
-		case "sv":
+		case attrStatusValue:
 			h.status = strAttr(av)
-		case "qo":
+		case attrOverride:
 			h.override = strAttr(av)
-		case "fa":
+		case attrFlakeAt:
 			h.flakeAt = nanosAttr(av)
-		case "rev":
+		case attrRev:
 			h.rev = intAttr(av)
-		case "ih":
+		case attrIdentityHash:
 			h.identity = strAttr(av)
-		case "oh":
+		case attrOwnersHash:
 			h.owners = strAttr(av)
-		case "id", "status":
+		case attrID, attrStatus:
 			h.hasLegacy = true
 		default:
 			readHealthAttr(&h.extra, name, av)
@@ -459,14 +459,14 @@ func digest(parts ...string) string {
 func identity(up testhealth.UploadRuns, tr testhealth.TestRuns, firstSeen time.Time) map[string]types.AttributeValue {
 	t := tr.Test
 	out := map[string]types.AttributeValue{
-		"org":        str(up.Org),
-		"repo":       &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"host": str(up.Repo.Host), "owner": str(up.Repo.Owner), "name": str(up.Repo.Name)}},
-		"id":         str(strings.ToLower(t.ID)),
-		"name":       str(t.Name),
-		"variant":    str(t.Variant),
-		"first_seen": timeStr(firstSeen),
+		attrOrg:       str(up.Org),
+		attrRepo:      &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{attrHost: str(up.Repo.Host), attrOwner: str(up.Repo.Owner), attrName: str(up.Repo.Name)}},
+		attrID:        str(strings.ToLower(t.ID)),
+		attrName:      str(t.Name),
+		attrVariant:   str(t.Variant),
+		attrFirstSeen: timeStr(firstSeen),
 	}
-	for _, f := range []struct{ attr, v string }{{"file_path", t.FilePath}, {"parent", t.Parent}, {"classname", t.Classname}} {
+	for _, f := range []struct{ attr, v string }{{attrFilePath, t.FilePath}, {attrParent, t.Parent}, {attrClassname, t.Classname}} {
 		if f.v != "" {
 			out[f.attr] = str(f.v)
 		}
@@ -476,7 +476,7 @@ func identity(up testhealth.UploadRuns, tr testhealth.TestRuns, firstSeen time.T
 		for i, o := range tr.Codeowners {
 			owners[i] = str(o)
 		}
-		out["codeowners"] = &types.AttributeValueMemberL{Value: owners}
+		out[attrCodeowners] = &types.AttributeValueMemberL{Value: owners}
 	}
 	return out
 }
@@ -497,7 +497,7 @@ func (s *Store) updateMeta(ctx context.Context, up testhealth.UploadRuns, tr tes
 	}
 	u := newUpdate()
 	for attr, v := range identity(up, tr, first) {
-		if attr == "repo" || attr == "first_seen" { // as first seen
+		if attr == attrRepo || attr == attrFirstSeen { // as first seen
 			u.setIfAbsent(attr, v)
 		} else {
 			u.setTo(attr, v)
@@ -590,7 +590,7 @@ func (s *Store) pruneFailures(ctx context.Context, k, item map[string]types.Attr
 	}
 	u := newUpdate()
 	var remove []string
-	conds := []string{"attribute_exists(PK)"}
+	conds := []string{ifItemExists}
 	for _, a := range names[:min(len(names), maxRemovals)] {
 		n := u.name(a)
 		remove = append(remove, n)
