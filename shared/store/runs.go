@@ -197,29 +197,7 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 	if !c.zero() {
 		u.add = append(u.add, u.name(hourAttr(attrHour, hour))+" "+u.value(c.number()))
 	}
-	switch t.Streak {
-	case testhealth.StreakReset:
-		u.setTo(attrStreak, num(0))
-		u.remove = append(u.remove, u.name(attrStreakOpen))
-	case testhealth.StreakAdd:
-		u.addN(attrStreak, 1)
-		if t.Open {
-			u.setTo(attrStreakOpen, num(1))
-		} else {
-			u.remove = append(u.remove, u.name(attrStreakOpen))
-		}
-	case testhealth.StreakSettle:
-		u.remove = append(u.remove, u.name(attrStreakOpen))
-	}
-	if t.Monitored && t.Passed+t.Failed > 0 {
-		u.add = append(u.add, u.name(attrEpisode)+" "+u.value(episodeCounts{t.Passed + t.Failed, t.Failed}.number()))
-		if t.Failed > 0 {
-			u.setTo(attrCleanRuns, num(0))
-			u.setTo(attrLastFailure, num64(at.Unix()))
-		} else {
-			u.addN(attrCleanRuns, t.Passed)
-		}
-	}
+	countStreakAndEpisode(u, t, at)
 	old, applied, err := s.updateOnce(ctx, testKey(up.Org, up.Repo, id), u, cond, types.ReturnValueAllOld)
 	if err != nil {
 		return testhealth.TestCase{}, nil, err
@@ -252,6 +230,34 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 		return testhealth.TestCase{}, nil, err
 	}
 	return view, meta, nil
+}
+
+// countStreakAndEpisode makes u count a test's tally of a batch into the
+// counter item's broken streak and flaky episode.
+func countStreakAndEpisode(u *update, t testhealth.Tally, at time.Time) {
+	switch t.Streak {
+	case testhealth.StreakReset:
+		u.setTo(attrStreak, num(0))
+		u.remove = append(u.remove, u.name(attrStreakOpen))
+	case testhealth.StreakAdd:
+		u.addN(attrStreak, 1)
+		if t.Open {
+			u.setTo(attrStreakOpen, num(1))
+		} else {
+			u.remove = append(u.remove, u.name(attrStreakOpen))
+		}
+	case testhealth.StreakSettle:
+		u.remove = append(u.remove, u.name(attrStreakOpen))
+	}
+	if t.Monitored && t.Passed+t.Failed > 0 {
+		u.add = append(u.add, u.name(attrEpisode)+" "+u.value(episodeCounts{t.Passed + t.Failed, t.Failed}.number()))
+		if t.Failed > 0 {
+			u.setTo(attrCleanRuns, num(0))
+			u.setTo(attrLastFailure, num64(at.Unix()))
+		} else {
+			u.addN(attrCleanRuns, t.Passed)
+		}
+	}
 }
 
 // updateOnce runs a token-guarded update and returns the item as rv asks
@@ -307,7 +313,7 @@ type hotItem struct {
 	hasLegacy bool
 	// The counters of the test's health that are not hours: the open
 	// streak commit, the flaky episode, the clean runs, the last
-	// failure, the override's end and the latest upload (attrs.go).
+	// failure, the override's end and the latest upload (healthattrs.go).
 	extra testhealth.TestCase
 }
 
@@ -643,52 +649,11 @@ func (s *Store) foldIfDue(ctx context.Context, org string, repo repository.Ref, 
 		return err
 	}
 	hu, mu := newUpdate(), newUpdate()
-	folded := map[int64]hourCounts{}
-	var metaRemove []string
-	xh := mu.name(attrFoldedHours)
-	metaCond := "attribute_not_exists(" + xh + ")"
-	var legacy []string
-	for name := range meta {
-		if _, ok := numbered(name, attrOldHour); ok {
-			legacy = append(legacy, name)
-		}
-	}
-	slices.Sort(legacy)
-	for _, name := range capped(legacy, maxRemovals) { // the rest move with the next fold
-		h, _ := numbered(name, attrOldHour)
-		if c, ok := unpackHour(meta[name]); ok {
-			folded[h] = folded[h].add(c)
-		}
-		metaRemove = append(metaRemove, mu.name(name))
-	}
-	if b, ok := meta[attrFoldedHours].(*types.AttributeValueMemberB); ok {
-		unpackHours(b.Value, func(h int64, c hourCounts) { folded[h] = folded[h].add(c) })
-		metaCond = xh + " = " + mu.value(b)
-	}
-	var conds, hotRemove []string
-	sums := map[int64]dayCounts{}
-	for _, h := range old {
-		c := hot.hours[h]
-		n := hu.name(hourAttr(attrHour, h))
-		conds = append(conds, n+" = "+hu.value(c.number()))
-		hotRemove = append(hotRemove, n)
-		if day := h / 24; day >= keepDay {
-			d := sums[day]
-			sums[day] = dayCounts{d.mp + c.mp, d.mf + c.mf}
-			folded[h] = folded[h].add(c)
-		}
-	}
+	xh, folded, metaRemove, metaCond := foldedOnMeta(mu, meta)
+	conds, hotRemove := foldCounter(hu, hot, old, keepDay, folded)
 	for h := range folded {
 		if h/24 < keepDay {
 			delete(folded, h)
-		}
-	}
-	for day, c := range sums {
-		hu.add = append(hu.add, hu.name(hourAttr(attrDay, day))+" "+hu.value(c.number()))
-	}
-	for day := range hot.days {
-		if day < keepDay {
-			hotRemove = append(hotRemove, hu.name(hourAttr(attrDay, day)))
 		}
 	}
 	mu.set = append(mu.set, xh+" = "+mu.value(&types.AttributeValueMemberB{Value: packHours(folded)}))
@@ -705,6 +670,64 @@ func (s *Store) foldIfDue(ctx context.Context, org string, repo repository.Ref, 
 		return nil
 	}
 	return err
+}
+
+// foldedOnMeta reads the hours the meta item holds folded: packed, and
+// (up to maxRemovals of them, the rest moving with the next fold) one
+// attribute each, which mu removes. It returns the packed attribute's
+// placeholder, the hours, what to remove and the fold's condition on the
+// meta item: its packed hours are still those read.
+func foldedOnMeta(mu *update, meta map[string]types.AttributeValue) (xh string, folded map[int64]hourCounts, remove []string, cond string) {
+	folded = map[int64]hourCounts{}
+	xh = mu.name(attrFoldedHours)
+	cond = "attribute_not_exists(" + xh + ")"
+	var legacy []string
+	for name := range meta {
+		if _, ok := numbered(name, attrOldHour); ok {
+			legacy = append(legacy, name)
+		}
+	}
+	slices.Sort(legacy)
+	for _, name := range capped(legacy, maxRemovals) {
+		h, _ := numbered(name, attrOldHour)
+		if c, ok := unpackHour(meta[name]); ok {
+			folded[h] = folded[h].add(c)
+		}
+		remove = append(remove, mu.name(name))
+	}
+	if b, ok := meta[attrFoldedHours].(*types.AttributeValueMemberB); ok {
+		unpackHours(b.Value, func(h int64, c hourCounts) { folded[h] = folded[h].add(c) })
+		cond = xh + " = " + mu.value(b)
+	}
+	return xh, folded, remove, cond
+}
+
+// foldCounter makes hu take the old hours out of the counter item (on the
+// condition that each is still what was read) into day sums, and drop the
+// days before keepDay; the old hours since keepDay are added to folded.
+// It returns the conditions and the names to remove.
+func foldCounter(hu *update, hot hotItem, old []int64, keepDay int64, folded map[int64]hourCounts) (conds, remove []string) {
+	sums := map[int64]dayCounts{}
+	for _, h := range old {
+		c := hot.hours[h]
+		n := hu.name(hourAttr(attrHour, h))
+		conds = append(conds, n+" = "+hu.value(c.number()))
+		remove = append(remove, n)
+		if day := h / 24; day >= keepDay {
+			d := sums[day]
+			sums[day] = dayCounts{d.mp + c.mp, d.mf + c.mf}
+			folded[h] = folded[h].add(c)
+		}
+	}
+	for day, c := range sums {
+		hu.add = append(hu.add, hu.name(hourAttr(attrDay, day))+" "+hu.value(c.number()))
+	}
+	for day := range hot.days {
+		if day < keepDay {
+			remove = append(remove, hu.name(hourAttr(attrDay, day)))
+		}
+	}
+	return conds, remove
 }
 
 // runItem is the item of a failed run, in the partition of the
