@@ -6,14 +6,15 @@
 // One table (TableSpec, table.go): generic keys PK/SK, two indexes, GSI1
 // (GSI1PK/GSI1SK) and GSI2 (GSI2PK/GSI2SK), each projecting all attributes
 // and written sparsely (an item is in an index only while it carries the
-// index's keys), TTL on the attribute "ttl". Every attribute name is a
-// constant of the table below the access patterns. Every partition key
-// of an organization's data starts with ORG#{slug}; the exceptions are
-// what a request finds before it knows the organization (its token, web
-// session, failed authentications, a GitHub repository's owner, an
-// installation's organization, GitHub deliveries and comment commands
-// handled) and what belongs to the deployment (secrets, the health check,
-// the merge-queue scheduler's cursor and the active-queue,
+// index's keys), TTL on the attribute "ttl". Every attribute name the
+// code spells is a constant of the table below the access patterns (the
+// tagged fields of the types the store marshals name the others). Every
+// partition key of an organization's data starts with ORG#{slug}; the
+// exceptions are what a request finds before it knows the organization
+// (its token, web session, failed authentications, a GitHub repository's
+// owner, an installation's organization, GitHub deliveries and comment
+// commands handled) and what belongs to the deployment (secrets, the
+// health check, the merge-queue scheduler's cursor and the active-queue,
 // pending-command and repository indexes).
 //
 // Access patterns (each is one call; none scans):
@@ -112,9 +113,12 @@
 // spelling first seen, which responses echo.
 package store
 
-// The attribute names, all of them: the store's code spells none but
-// through these (struct tags aside, which Go cannot spell with a constant;
-// doc_test.go holds them to the table above and to TableSpec). Short
+// The attribute names the store's code spells, which it spells only
+// through these (doc_test.go holds them to the table above, to TableSpec
+// and to the code). The tagged fields of the types it marshals (Org,
+// Token, Repo, Upload, the webhook types, testhealth.TestCase) name the
+// others, and some of these again: Go cannot spell a tag with a constant.
+// Short
 // names are on the items every upload rewrites, where each byte is paid
 // for; "…" marks a prefix, followed by an hour, day, cluster or number.
 const (
