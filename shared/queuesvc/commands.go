@@ -365,20 +365,7 @@ func (d *Service) FoldStream(ctx context.Context, ev events.DynamoDBEvent) error
 		seen = map[string]bool{}
 	)
 	for _, rec := range ev.Records {
-		if rec.EventName != string(events.DynamoDBOperationTypeInsert) {
-			continue
-		}
-		sk := rec.Change.Keys[store.AttrSK]
-		if sk.DataType() != events.DataTypeString {
-			continue
-		}
-		image := map[string]string{}
-		for name, v := range rec.Change.NewImage {
-			if v.DataType() == events.DataTypeString {
-				image[name] = v.String()
-			}
-		}
-		if k, ok := store.CommandQueue(sk.String(), image); ok && !seen[k.String()] {
+		if k, ok := store.InsertedCommandQueue(rec); ok && !seen[k.String()] {
 			seen[k.String()] = true
 			ks = append(ks, k)
 		}

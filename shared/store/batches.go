@@ -34,18 +34,18 @@ func batchSKPrefix(upload string) string { return "RUNS#" + upload + "#" }
 // of its tests that passed and that failed.
 func (s *Store) PutBatchRecord(ctx context.Context, up testhealth.UploadRuns, passed, failed []string) error {
 	item := key(batchPK(up.Org, up.Repo, up.SHA), fmt.Sprintf("%s%06d", batchSKPrefix(up.Upload), up.Batch))
-	item["at"] = num64(up.At.UnixNano())
+	item[attrAt] = num64(up.At.UnixNano())
 	// When it was recorded: the order of a commit's uploads whose runs
 	// have the same time (the uploader's time is in whole seconds).
-	item["in"] = num64(s.now().UnixNano())
-	item["br"] = str(up.Branch)
+	item[attrBatchRecorded] = num64(s.now().UnixNano())
+	item[attrBatchBranch] = str(up.Branch)
 	item[AttrTTL] = num64(up.At.Add(BatchRetention).Unix())
 	if !up.Guarded {
 		if len(passed) > 0 {
-			item["p"] = &types.AttributeValueMemberSS{Value: lower(passed)}
+			item[attrBatchPassed] = &types.AttributeValueMemberSS{Value: lower(passed)}
 		}
 		if len(failed) > 0 {
-			item["f"] = &types.AttributeValueMemberSS{Value: lower(failed)}
+			item[attrBatchFailed] = &types.AttributeValueMemberSS{Value: lower(failed)}
 		}
 	}
 	return s.putItem(ctx, &dynamodb.PutItemInput{Item: item})
@@ -64,7 +64,7 @@ func lower(ids []string) []string {
 func (s *Store) DoneBatches(ctx context.Context, up testhealth.UploadRuns) (map[int]bool, error) {
 	done := map[int]bool{}
 	prefix := batchSKPrefix(up.Upload)
-	err := s.eachBatch(ctx, up, "begins_with(SK, :lo)", prefix, "", "SK", func(item map[string]types.AttributeValue) {
+	err := s.eachBatch(ctx, up, "begins_with("+AttrSK+", :lo)", prefix, "", AttrSK, func(item map[string]types.AttributeValue) {
 		if n, err := strconv.Atoi(strings.TrimPrefix(skOf(item), prefix)); err == nil {
 			done[n] = true
 		}
@@ -80,7 +80,7 @@ func (s *Store) eachBatch(ctx context.Context, up testhealth.UploadRuns, cond, l
 		vals[":hi"] = str(hi)
 	}
 	in := &dynamodb.QueryInput{
-		KeyConditionExpression:    aws.String("PK = :pk AND " + cond),
+		KeyConditionExpression:    aws.String(pkIs + " AND " + cond),
 		ExpressionAttributeValues: vals,
 	}
 	if projection != "" {
@@ -119,13 +119,13 @@ func (s *Store) CommitEvidence(ctx context.Context, up testhealth.UploadRuns, fa
 	}
 	passed, failed := map[string]seen{}, map[string]seen{}
 	other := func(item map[string]types.AttributeValue) {
-		at, branch := nanosAttr(item["at"]), strAttr(item["br"])
-		if ss, ok := item["f"].(*types.AttributeValueMemberSS); ok {
+		at, branch := nanosAttr(item[attrAt]), strAttr(item[attrBatchBranch])
+		if ss, ok := item[attrBatchFailed].(*types.AttributeValueMemberSS); ok {
 			for _, id := range ss.Value {
 				earliest(failed, id, at, branch)
 			}
 		}
-		if ss, ok := item["p"].(*types.AttributeValueMemberSS); ok {
+		if ss, ok := item[attrBatchPassed].(*types.AttributeValueMemberSS); ok {
 			for _, id := range ss.Value {
 				if failedHere[id] {
 					earliest(passed, id, at, branch)
@@ -139,8 +139,8 @@ func (s *Store) CommitEvidence(ctx context.Context, up testhealth.UploadRuns, fa
 	own := batchSKPrefix(up.Upload)
 	out := map[string]testhealth.CommitResult{}
 	if len(failed) > 0 {
-		err := s.eachBatch(ctx, up, "begins_with(SK, :lo)", own, "", "p", func(item map[string]types.AttributeValue) {
-			if ss, ok := item["p"].(*types.AttributeValueMemberSS); ok {
+		err := s.eachBatch(ctx, up, "begins_with("+AttrSK+", :lo)", own, "", attrBatchPassed, func(item map[string]types.AttributeValue) {
+			if ss, ok := item[attrBatchPassed].(*types.AttributeValueMemberSS); ok {
 				for _, id := range ss.Value {
 					if _, ok := failed[id]; ok {
 						earliest(passed, id, up.At.UTC(), up.Branch)
@@ -173,10 +173,10 @@ func (s *Store) CommitEvidence(ctx context.Context, up testhealth.UploadRuns, fa
 // up's own.
 func (s *Store) eachOtherBatch(ctx context.Context, up testhealth.UploadRuns, fn func(map[string]types.AttributeValue)) error {
 	own := batchSKPrefix(up.Upload)
-	if err := s.eachBatch(ctx, up, "SK BETWEEN :lo AND :hi", "RUNS#", own, "", fn); err != nil {
+	if err := s.eachBatch(ctx, up, AttrSK+" BETWEEN :lo AND :hi", "RUNS#", own, "", fn); err != nil {
 		return err
 	}
-	return s.eachBatch(ctx, up, "SK > :lo", own+"\uffff", "", "", fn)
+	return s.eachBatch(ctx, up, AttrSK+" > :lo", own+"\uffff", "", "", fn)
 }
 
 // CommitSoFar tells what the commit's other uploads recorded of the tests
@@ -200,8 +200,8 @@ func (s *Store) CommitSoFar(ctx context.Context, up testhealth.UploadRuns, ids m
 		}
 	}
 	err := s.eachOtherBatch(ctx, up, func(item map[string]types.AttributeValue) {
-		mark(item, "f", func(c *testhealth.CommitSoFar) { c.Failed = true })
-		mark(item, "p", func(c *testhealth.CommitSoFar) { c.Passed = true })
+		mark(item, attrBatchFailed, func(c *testhealth.CommitSoFar) { c.Failed = true })
+		mark(item, attrBatchPassed, func(c *testhealth.CommitSoFar) { c.Passed = true })
 	})
 	return out, err
 }

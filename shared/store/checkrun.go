@@ -34,7 +34,7 @@ func checkRunKey(org string, repo repository.Ref, sha string) map[string]types.A
 // until created) and when its creation was last claimed; found is false
 // when there is none.
 func (s *Store) CheckRun(ctx context.Context, org string, repo repository.Ref, sha string) (id int64, claimedAt time.Time, found bool, err error) {
-	return s.madeOnce(ctx, checkRunKey(org, repo, sha), "check_run_id")
+	return s.madeOnce(ctx, checkRunKey(org, repo, sha), attrCheckRunID)
 }
 
 // ClaimCheckRun claims the creation of a commit's check run at now: it
@@ -50,7 +50,7 @@ func (s *Store) ClaimCheckRun(ctx context.Context, org string, repo repository.R
 
 // SetCheckRunID remembers the id of a commit's check run.
 func (s *Store) SetCheckRunID(ctx context.Context, org string, repo repository.Ref, sha string, id int64) error {
-	return s.setMadeID(ctx, checkRunKey(org, repo, sha), "check_run_id", id)
+	return s.setMadeID(ctx, checkRunKey(org, repo, sha), attrCheckRunID, id)
 }
 
 // CommitUpload is what the batch records of a commit say of one of its
@@ -74,18 +74,18 @@ type CommitUpload struct {
 func (s *Store) CommitUploads(ctx context.Context, org string, repo repository.Ref, sha string) ([]CommitUpload, error) {
 	byID := map[string]*CommitUpload{}
 	up := testhealth.UploadRuns{Org: org, Repo: repo, SHA: sha}
-	err := s.eachBatch(ctx, up, "begins_with(SK, :lo)", "RUNS#", "", "", func(item map[string]types.AttributeValue) {
+	err := s.eachBatch(ctx, up, "begins_with("+AttrSK+", :lo)", "RUNS#", "", "", func(item map[string]types.AttributeValue) {
 		rest := strings.TrimPrefix(skOf(item), "RUNS#")
 		id := rest[:max(0, strings.LastIndex(rest, "#"))]
 		u := byID[id]
 		if u == nil {
-			u = &CommitUpload{ID: id, At: nanosAttr(item["at"]), Branch: strAttr(item["br"]), Passed: map[string]bool{}, Failed: map[string]bool{}}
+			u = &CommitUpload{ID: id, At: nanosAttr(item[attrAt]), Branch: strAttr(item[attrBatchBranch]), Passed: map[string]bool{}, Failed: map[string]bool{}}
 			byID[id] = u
 		}
-		if in := nanosAttr(item["in"]); item["in"] != nil && (u.Recorded.IsZero() || in.Before(u.Recorded)) {
+		if in := nanosAttr(item[attrBatchRecorded]); item[attrBatchRecorded] != nil && (u.Recorded.IsZero() || in.Before(u.Recorded)) {
 			u.Recorded = in
 		}
-		for attr, set := range map[string]map[string]bool{"p": u.Passed, "f": u.Failed} {
+		for attr, set := range map[string]map[string]bool{attrBatchPassed: u.Passed, attrBatchFailed: u.Failed} {
 			if ss, ok := item[attr].(*types.AttributeValueMemberSS); ok {
 				for _, t := range ss.Value {
 					set[t] = true

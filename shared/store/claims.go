@@ -28,8 +28,8 @@ func (s *Store) madeOnce(ctx context.Context, k map[string]types.AttributeValue,
 	if v, ok := item[idAttr].(*types.AttributeValueMemberN); ok {
 		id, _ = strconv.ParseInt(v.Value, 10, 64)
 	}
-	if item["claimed_at"] != nil {
-		claimedAt = nanosAttr(item["claimed_at"])
+	if item[attrClaimedAt] != nil {
+		claimedAt = nanosAttr(item[attrClaimedAt])
 	}
 	return id, claimedAt, true, nil
 }
@@ -38,16 +38,16 @@ func (s *Store) madeOnce(ctx context.Context, k map[string]types.AttributeValue,
 // writer claimed it since staleBefore; a fresh claim of another is
 // errs.Conflict. A non-zero expires sets the item's TTL.
 func (s *Store) claimMaking(ctx context.Context, k map[string]types.AttributeValue, now, staleBefore, expires time.Time) error {
-	set := "SET claimed_at = :now"
-	vals := map[string]types.AttributeValue{":now": n64(now.UnixNano()), ":stale": n64(staleBefore.UnixNano())}
+	set := "SET " + attrClaimedAt + " = :now"
+	vals := map[string]types.AttributeValue{":now": num64(now.UnixNano()), ":stale": num64(staleBefore.UnixNano())}
 	if !expires.IsZero() {
 		set += ", #ttl = :ttl"
-		vals[":ttl"] = n64(expires.Unix())
+		vals[":ttl"] = num64(expires.Unix())
 	}
 	in := &dynamodb.UpdateItemInput{
 		Key:                       k,
 		UpdateExpression:          aws.String(set),
-		ConditionExpression:       aws.String("attribute_not_exists(claimed_at) OR claimed_at < :stale"),
+		ConditionExpression:       aws.String("attribute_not_exists(" + attrClaimedAt + ") OR " + attrClaimedAt + " < :stale"),
 		ExpressionAttributeValues: vals,
 	}
 	if !expires.IsZero() {
@@ -63,7 +63,7 @@ func (s *Store) setMadeID(ctx context.Context, k map[string]types.AttributeValue
 		Key:                       k,
 		UpdateExpression:          aws.String("SET #id = :id"),
 		ExpressionAttributeNames:  map[string]string{"#id": idAttr},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":id": n64(id)},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":id": num64(id)},
 	})
 	return err
 }

@@ -22,12 +22,8 @@ import (
 // day or two), x{unix hour} on the test's meta item (older hours, folded
 // there), d{unix day} on the counter item (the monitored counts of the
 // folded hours, summed per day, two counters packed the same way).
-const (
-	counterDigits = 9
-	attrHour      = "h"
-	attrDay       = "d"
-	attrOldHour   = "x"
-)
+// (attrHour, attrDay, attrOldHour in doc.go).
+const counterDigits = 9
 
 // hourCounts are one hour's runs of a test.
 type hourCounts struct{ mp, mf, op, of int }

@@ -35,7 +35,7 @@ func (s *Store) eventPut(org string, ev Event) (*types.Put, error) {
 	item[AttrGSI1PK] = str(orgPK(org) + "#OUTBOX")
 	item[AttrGSI1SK] = str(ev.CreatedAt.UTC().Format(SortableTime) + "#" + ev.ID)
 	item[AttrTTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(ev.CreatedAt.Add(EventRetention).Unix(), 10)}
-	return &types.Put{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}, nil
+	return &types.Put{Item: item, ConditionExpression: aws.String(ifItemAbsent)}, nil
 }
 
 // SortableTime formats times in sort keys: fixed width, so that string
@@ -47,7 +47,7 @@ const SortableTime = "2006-01-02T15:04:05.000000000Z"
 func (s *Store) PendingEvents(ctx context.Context, org string, limit int32) ([]Event, error) {
 	out, err := s.query(ctx, &dynamodb.QueryInput{
 		IndexName:                 aws.String(IndexGSI1),
-		KeyConditionExpression:    aws.String("GSI1PK = :pk"),
+		KeyConditionExpression:    aws.String(gsi1PKIs),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(orgPK(org) + "#OUTBOX")},
 		Limit:                     aws.Int32(limit),
 	})

@@ -29,10 +29,8 @@ import (
 // they take about 6 bytes each, exactly (milliseconds), on the item written
 // only at these packings and at the daily fold: about one meta write in
 // maxLoosePRs failures on a pull request.
-const (
-	attrPackedPRs = "prs"
-	maxLoosePRs   = 16
-)
+// The packed value is attrPackedPRs.
+const maxLoosePRs = 16
 
 // packPRs encodes pull-request failure times: a version byte, then per
 // pull request in order of time the differences from the one before, of

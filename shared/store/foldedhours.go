@@ -10,8 +10,7 @@ import (
 // as attributes of their own (x{hour}, as they were first kept, still
 // read, and moved in here by the next fold) was some 170 attributes and
 // 2.2 KB that every read of the test decoded; packed they are about 1 KB in
-// one attribute.
-const attrFoldedHours = "xh"
+// one attribute. (The attribute is attrFoldedHours.)
 
 // packHours encodes hours: a version byte, then per hour in order the
 // difference from the hour before (the first from 0) and its four

@@ -71,95 +71,12 @@ const maxRemovals = 200
 func (s *Store) UpdateHealth(ctx context.Context, before, after testhealth.TestCase, events []Event) error {
 	hotHours, metaHours := droppedHours(before, after)
 	failures := droppedFailures(before, after)
-
-	hot := newUpdate()
-	hot.setTo("sv", str(after.Status.Value))
-	hot.set = append(hot.set, hot.name("rev")+" = "+hot.value(num(before.Rev+1)))
-	var hotRemove []string
-	if after.QuarantineOverride != "" {
-		hot.setTo("qo", str(after.QuarantineOverride))
-	} else {
-		hotRemove = append(hotRemove, hot.name("qo"), hot.name("quarantine_override"))
+	actions := []types.TransactWriteItem{
+		counterHealthWrite(before, after, append(hotHours, failures...)),
+		metaHealthWrite(before, after, metaHours),
 	}
-	if until := overrideUntil(after); !until.IsZero() {
-		hot.setTo(attrQuarantineUntil, num64(until.Unix()))
-	} else {
-		hotRemove = append(hotRemove, hot.name(attrQuarantineUntil))
-	}
-	if after.Flake != nil {
-		hot.setTo("fa", num64(after.Flake.At.UnixNano()))
-	}
-	if !after.BrokenUntil.Equal(before.BrokenUntil) {
-		hot.setTo(attrBrokenUntil, num64(after.BrokenUntil.Unix()))
-	}
-	if testhealth.EpisodeStarted(before, after) {
-		// Set, not added: a flaky episode starts from the window's runs.
-		hot.setTo(attrEpisode, episodeCounts{after.EpisodeRuns, after.EpisodeFailures}.number())
-	}
-	for _, k := range []string{AttrGSI1PK, AttrGSI1SK, AttrGSI2PK, AttrGSI2SK} {
-		hotRemove = append(hotRemove, hot.name(k)) // an aggregate of the earlier layout moves them to the index entry
-	}
-	// An expression is at most 4 KB: a test idle for weeks may have
-	// thousands of counters to drop; the rest go with the next write.
-	for _, a := range capped(append(hotHours, failures...), maxRemovals) {
-		hotRemove = append(hotRemove, hot.name(a)) // the earlier layout kept failures here too
-	}
-	cond := "attribute_exists(PK) AND (" + hot.name("rev") + " = " + hot.value(num(before.Rev))
-	if before.Rev == 0 {
-		cond += " OR attribute_not_exists(" + hot.name("rev") + ")"
-	}
-	cond += ")"
-	actions := []types.TransactWriteItem{{Update: &types.Update{
-		Key:                       testKey(before.Org, before.Repo, before.ID),
-		UpdateExpression:          aws.String(withRemove(hot.expression(), hotRemove)),
-		ConditionExpression:       aws.String(cond),
-		ExpressionAttributeNames:  hot.names,
-		ExpressionAttributeValues: hot.values,
-	}}}
-
-	meta := newUpdate()
-	meta.setTo("status", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-		"value": str(after.Status.Value), "reason": str(after.Status.Reason), "at": timeStr(after.Status.Timestamp),
-	}})
-	if after.Flake != nil {
-		meta.setTo("flake", &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
-			"at": timeStr(after.Flake.At), "sha": str(after.Flake.SHA), "branch": str(after.Flake.Branch),
-		}})
-	}
-	var metaRemove []string
-	if after.QuarantineOverride != "" {
-		meta.setTo("quarantine_override", str(after.QuarantineOverride))
-	} else {
-		metaRemove = append(metaRemove, meta.name("quarantine_override"))
-	}
-	if until := overrideUntil(after); !until.IsZero() {
-		meta.setTo("quarantine_until", timeStr(until))
-	} else {
-		metaRemove = append(metaRemove, meta.name("quarantine_until"))
-	}
-	if !after.QuarantineSince.IsZero() {
-		meta.setTo("quarantine_since", timeStr(after.QuarantineSince))
-	}
-	for _, a := range capped(metaHours, maxRemovals) {
-		metaRemove = append(metaRemove, meta.name(a))
-	}
-	actions = append(actions, types.TransactWriteItem{Update: &types.Update{
-		Key:                       metaKey(before.Org, before.Repo, before.ID),
-		UpdateExpression:          aws.String(withRemove(meta.expression(), metaRemove)),
-		ExpressionAttributeNames:  meta.names,
-		ExpressionAttributeValues: meta.values,
-	}})
 	if len(failures) > 0 {
-		fail := newUpdate()
-		var remove []string
-		for _, a := range capped(failures, maxRemovals) {
-			remove = append(remove, fail.name(a))
-		}
-		actions = append(actions, types.TransactWriteItem{Update: &types.Update{
-			Key:                      failKey(before.Org, before.Repo, before.ID),
-			UpdateExpression:         aws.String("REMOVE " + strings.Join(remove, ", ")),
-			ExpressionAttributeNames: fail.names,
-		}})
+		actions = append(actions, failuresRemoval(before, failures))
 	}
 	actions = append(actions, indexEntryWrite(after))
 	for _, ev := range events {
@@ -182,14 +99,108 @@ func (s *Store) UpdateHealth(ctx context.Context, before, after testhealth.TestC
 	return s.packFailedPRs(ctx, metaKey(before.Org, before.Repo, before.ID), nil)
 }
 
-func capped(names []string, n int) []string { return names[:min(len(names), n)] }
-
-// withRemove appends a REMOVE clause of names to an update expression.
-func withRemove(expr string, names []string) string {
-	if len(names) == 0 {
-		return expr
+// counterHealthWrite is the health write's update of the counter item:
+// status value, rev, override, flake time, broken and episode counts, the
+// removal of dropped (the hours and failures after no longer has: the
+// earlier layout kept failures here too), conditional on the rev read.
+func counterHealthWrite(before, after testhealth.TestCase, dropped []string) types.TransactWriteItem {
+	hot := newUpdate()
+	hot.setTo(attrStatusValue, str(after.Status.Value))
+	hot.set = append(hot.set, hot.name(attrRev)+" = "+hot.value(num(before.Rev+1)))
+	var hotRemove []string
+	if after.QuarantineOverride != "" {
+		hot.setTo(attrOverride, str(after.QuarantineOverride))
+	} else {
+		hotRemove = append(hotRemove, hot.name(attrOverride), hot.name(attrQuarantineOverride))
 	}
-	return strings.TrimSpace(expr + " REMOVE " + strings.Join(names, ", "))
+	if until := overrideUntil(after); !until.IsZero() {
+		hot.setTo(attrQuarantineUntil, num64(until.Unix()))
+	} else {
+		hotRemove = append(hotRemove, hot.name(attrQuarantineUntil))
+	}
+	if after.Flake != nil {
+		hot.setTo(attrFlakeAt, num64(after.Flake.At.UnixNano()))
+	}
+	if !after.BrokenUntil.Equal(before.BrokenUntil) {
+		hot.setTo(attrBrokenUntil, num64(after.BrokenUntil.Unix()))
+	}
+	if testhealth.EpisodeStarted(before, after) {
+		// Set, not added: a flaky episode starts from the window's runs.
+		hot.setTo(attrEpisode, episodeCounts{after.EpisodeRuns, after.EpisodeFailures}.number())
+	}
+	for _, k := range []string{AttrGSI1PK, AttrGSI1SK, AttrGSI2PK, AttrGSI2SK} {
+		hotRemove = append(hotRemove, hot.name(k)) // an aggregate of the earlier layout moves them to the index entry
+	}
+	// An expression is at most 4 KB: a test idle for weeks may have
+	// thousands of counters to drop; the rest go with the next write.
+	for _, a := range capped(dropped, maxRemovals) {
+		hotRemove = append(hotRemove, hot.name(a)) // the earlier layout kept failures here too
+	}
+	cond := ifItemExists + " AND (" + hot.name(attrRev) + " = " + hot.value(num(before.Rev))
+	if before.Rev == 0 {
+		cond += " OR attribute_not_exists(" + hot.name(attrRev) + ")"
+	}
+	cond += ")"
+	return types.TransactWriteItem{Update: &types.Update{
+		Key:                       testKey(before.Org, before.Repo, before.ID),
+		UpdateExpression:          aws.String(withRemove(hot.expression(), hotRemove)),
+		ConditionExpression:       aws.String(cond),
+		ExpressionAttributeNames:  hot.names,
+		ExpressionAttributeValues: hot.values,
+	}}
+}
+
+// metaHealthWrite is the health write's update of the meta item: health
+// as shown (status, flake evidence, override and its times) and the
+// removal of the folded hours after no longer has.
+func metaHealthWrite(before, after testhealth.TestCase, metaHours []string) types.TransactWriteItem {
+	meta := newUpdate()
+	meta.setTo(attrStatus, &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+		attrValue: str(after.Status.Value), attrReason: str(after.Status.Reason), attrAt: timeStr(after.Status.Timestamp),
+	}})
+	if after.Flake != nil {
+		meta.setTo(attrFlake, &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{
+			attrAt: timeStr(after.Flake.At), attrSHA: str(after.Flake.SHA), attrBranch: str(after.Flake.Branch),
+		}})
+	}
+	var metaRemove []string
+	if after.QuarantineOverride != "" {
+		meta.setTo(attrQuarantineOverride, str(after.QuarantineOverride))
+	} else {
+		metaRemove = append(metaRemove, meta.name(attrQuarantineOverride))
+	}
+	if until := overrideUntil(after); !until.IsZero() {
+		meta.setTo(attrQuarantineEnd, timeStr(until))
+	} else {
+		metaRemove = append(metaRemove, meta.name(attrQuarantineEnd))
+	}
+	if !after.QuarantineSince.IsZero() {
+		meta.setTo(attrQuarantineSince, timeStr(after.QuarantineSince))
+	}
+	for _, a := range capped(metaHours, maxRemovals) {
+		metaRemove = append(metaRemove, meta.name(a))
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		Key:                       metaKey(before.Org, before.Repo, before.ID),
+		UpdateExpression:          aws.String(withRemove(meta.expression(), metaRemove)),
+		ExpressionAttributeNames:  meta.names,
+		ExpressionAttributeValues: meta.values,
+	}}
+}
+
+// failuresRemoval removes from the failure item the clusters and pull
+// requests after no longer has (at most maxRemovals of them).
+func failuresRemoval(before testhealth.TestCase, failures []string) types.TransactWriteItem {
+	fail := newUpdate()
+	var remove []string
+	for _, a := range capped(failures, maxRemovals) {
+		remove = append(remove, fail.name(a))
+	}
+	return types.TransactWriteItem{Update: &types.Update{
+		Key:                      failKey(before.Org, before.Repo, before.ID),
+		UpdateExpression:         aws.String("REMOVE " + strings.Join(remove, ", ")),
+		ExpressionAttributeNames: fail.names,
+	}}
 }
 
 const skIndex = "INDEX"
@@ -202,7 +213,7 @@ func indexEntryWrite(tc testhealth.TestCase) types.TransactWriteItem {
 	if len(keys) == 0 {
 		return types.TransactWriteItem{Delete: &types.Delete{Key: k}}
 	}
-	item := map[string]types.AttributeValue{AttrPK: k[AttrPK], AttrSK: k[AttrSK], "id": str(strings.ToLower(tc.ID))}
+	item := map[string]types.AttributeValue{AttrPK: k[AttrPK], AttrSK: k[AttrSK], attrID: str(strings.ToLower(tc.ID))}
 	for a, v := range keys {
 		item[a] = v
 	}
@@ -217,10 +228,6 @@ func indexEntryWrite(tc testhealth.TestCase) types.TransactWriteItem {
 	}
 	return types.TransactWriteItem{Put: &types.Put{Item: item}}
 }
-
-// attrAlsoAuto marks a quarantine index entry of an override with an end
-// whose test is unhealthy: automatic quarantine lists it after the end.
-const attrAlsoAuto = "qa"
 
 // overrideUntil is the end of tc's override, zero when it has none.
 func overrideUntil(tc testhealth.TestCase) time.Time {
@@ -378,7 +385,7 @@ func (s *Store) entriesToTests(ctx context.Context, org string, repo repository.
 	var ids []string
 	for _, item := range items {
 		if skOf(item) == skIndex {
-			ids = append(ids, strAttr(item["id"]))
+			ids = append(ids, strAttr(item[attrID]))
 		}
 	}
 	byID := map[string]testhealth.TestCase{}
@@ -394,7 +401,7 @@ func (s *Store) entriesToTests(ctx context.Context, org string, repo repository.
 	out := make([]testhealth.TestCase, 0, len(items))
 	for _, item := range items {
 		if skOf(item) == skIndex {
-			if tc, ok := byID[strAttr(item["id"])]; ok {
+			if tc, ok := byID[strAttr(item[attrID])]; ok {
 				out = append(out, tc)
 			}
 			continue

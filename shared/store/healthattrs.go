@@ -1,32 +1,15 @@
 package store
 
 import (
-	"time"
-
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
-// The counter item's attributes of a test's health beyond its hours, each
-// a few bytes (the counter item is what every upload pays for):
-//
-//	so  the broken streak's latest commit has had one failed attempt (1), absent otherwise
-//	ep  the flaky episode's monitored runs and failures, packed as the hours are
-//	cr  monitored runs since the last monitored failure
-//	lf  the last monitored failure, unix seconds
-//	lb  when the test was last broken, unix seconds (written by health writes)
-//	qu  the end of the quarantine override, unix seconds (also on the index entry)
-//	lu  the latest upload and the test's outcome in it (outcomeCode)
-const (
-	attrStreakOpen      = "so"
-	attrEpisode         = "ep"
-	attrCleanRuns       = "cr"
-	attrLastFailure     = "lf"
-	attrBrokenUntil     = "lb"
-	attrQuarantineUntil = "qu"
-	attrLastUpload      = "lu"
-)
+// The counter item's attributes of a test's health beyond its hours
+// (attrStreakOpen to attrQuarantineUntil, and attrLastUpload, in doc.go's
+// table), each a few bytes: the counter item is what every upload pays
+// for.
 
 // episodeCounts are a flaky episode's runs and failures.
 type episodeCounts struct{ runs, failures int }
@@ -65,13 +48,4 @@ func copyHealthAttrs(dst *testhealth.TestCase, src testhealth.TestCase) {
 		dst.QuarantineUntil = src.QuarantineUntil
 	}
 	dst.LastUpload, dst.LastOutcome, dst.LastGuarded = src.LastUpload, src.LastOutcome, src.LastGuarded
-}
-
-// unixAttr reads a time stored as unix seconds; zero when absent.
-func unixAttr(av types.AttributeValue) time.Time {
-	v, ok := int64Attr(av)
-	if !ok {
-		return time.Time{}
-	}
-	return time.Unix(v, 0).UTC()
 }

@@ -19,8 +19,6 @@ const (
 	skEvent     = "EVENT"
 )
 
-func str(v string) *types.AttributeValueMemberS { return &types.AttributeValueMemberS{Value: v} }
-
 func key(pk, sk string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{AttrPK: str(pk), AttrSK: str(sk)}
 }
@@ -65,22 +63,4 @@ func failKey(slug string, r repository.Ref, id string) map[string]types.Attribut
 
 func eventKey(slug, id string) map[string]types.AttributeValue {
 	return key(orgPK(slug)+"#EVENT#"+id, skEvent)
-}
-
-// EventOrg reads the organization from the keys of an outbox event item
-// (PK=ORG#{org}#EVENT#{id}, SK=EVENT), as the table's stream hands them
-// over; false for any other item.
-func EventOrg(pk, sk string) (string, bool) {
-	if sk != skEvent {
-		return "", false
-	}
-	rest, ok := strings.CutPrefix(pk, prefixOrg)
-	if !ok {
-		return "", false
-	}
-	i := strings.LastIndex(rest, "#EVENT#")
-	if i <= 0 {
-		return "", false
-	}
-	return rest[:i], true
 }

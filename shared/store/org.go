@@ -80,7 +80,7 @@ func (s *Store) CreateOrg(ctx context.Context, slug, name string) (Org, error) {
 	// Every organization is listed under one index key, for the scheduled
 	// function's walk over tenants.
 	item[AttrGSI1PK], item[AttrGSI1SK] = str(orgsGSI1PK), str(slug)
-	err = s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+	err = s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String(ifItemAbsent)})
 	if errs.Is(err, errs.Conflict) {
 		return Org{}, errs.Wrap(errs.Conflict, err, "organization %q already exists", slug)
 	}
@@ -96,9 +96,9 @@ func (s *Store) ListOrgs(ctx context.Context) ([]string, error) {
 	for {
 		page, err := s.query(ctx, &dynamodb.QueryInput{
 			IndexName:                 aws.String(IndexGSI1),
-			KeyConditionExpression:    aws.String("GSI1PK = :pk"),
+			KeyConditionExpression:    aws.String(gsi1PKIs),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(orgsGSI1PK)},
-			ProjectionExpression:      aws.String("GSI1SK"),
+			ProjectionExpression:      aws.String(AttrGSI1SK),
 			ExclusiveStartKey:         start,
 		})
 		if err != nil {
@@ -126,11 +126,11 @@ func (s *Store) GetOrg(ctx context.Context, slug string) (Org, error) {
 func (s *Store) SetOrgEnumCase(ctx context.Context, slug, enumCase string) error {
 	in := &dynamodb.UpdateItemInput{
 		Key:                 orgKey(slug),
-		ConditionExpression: aws.String("attribute_exists(PK)"),
-		UpdateExpression:    aws.String("REMOVE enum_case"),
+		ConditionExpression: aws.String(ifItemExists),
+		UpdateExpression:    aws.String("REMOVE " + attrEnumCase),
 	}
 	if enumCase != "" {
-		in.UpdateExpression = aws.String("SET enum_case = :c")
+		in.UpdateExpression = aws.String("SET " + attrEnumCase + " = :c")
 		in.ExpressionAttributeValues = map[string]types.AttributeValue{":c": str(enumCase)}
 	}
 	_, err := s.updateItem(ctx, in)
@@ -210,10 +210,10 @@ func (s *Store) addToken(ctx context.Context, org, secret string, scopes []strin
 	item[AttrGSI1PK], item[AttrGSI1SK] = str(tokensGSI1PK(org)), str(tok.ID)
 	err = s.transact(ctx,
 		types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-			Key: orgKey(org), ConditionExpression: aws.String("attribute_exists(PK)"),
+			Key: orgKey(org), ConditionExpression: aws.String(ifItemExists),
 		}},
 		types.TransactWriteItem{Put: &types.Put{
-			Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)"),
+			Item: item, ConditionExpression: aws.String(ifItemAbsent),
 		}},
 	)
 	if failedAction(err, 0) {
@@ -267,7 +267,7 @@ func (s *Store) ListTokens(ctx context.Context, org string) ([]Token, error) {
 	for {
 		page, err := s.query(ctx, &dynamodb.QueryInput{
 			IndexName:                 aws.String(IndexGSI1),
-			KeyConditionExpression:    aws.String("GSI1PK = :pk"),
+			KeyConditionExpression:    aws.String(gsi1PKIs),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(tokensGSI1PK(org))},
 			ExclusiveStartKey:         start,
 		})
@@ -308,8 +308,8 @@ func (s *Store) RevokeToken(ctx context.Context, org, idOrSecret string) (Token,
 	now := s.now().UTC()
 	attrs, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		Key:                       tokenKey(hash),
-		UpdateExpression:          aws.String("SET revoked_at = if_not_exists(revoked_at, :now)"),
-		ConditionExpression:       aws.String("attribute_exists(PK) AND org = :org"),
+		UpdateExpression:          aws.String("SET " + attrRevokedAt + " = if_not_exists(" + attrRevokedAt + ", :now)"),
+		ConditionExpression:       aws.String(ifItemExists + " AND " + attrOrg + " = :org"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":now": str(now.Format(time.RFC3339Nano)), ":org": str(org)},
 		ReturnValues:              types.ReturnValueAllNew,
 	})
@@ -322,36 +322,4 @@ func (s *Store) RevokeToken(ctx context.Context, org, idOrSecret string) (Token,
 	var t Token
 	err = unmarshal(attrs, &t)
 	return t, err
-}
-
-// getInto reads one item into v, or NotFound with the given message.
-func (s *Store) getInto(ctx context.Context, k map[string]types.AttributeValue, v any, notFound string, args ...any) error {
-	item, err := s.getItem(ctx, k)
-	if err != nil {
-		return err
-	}
-	if item == nil {
-		return errs.E(errs.NotFound, notFound, args...)
-	}
-	return unmarshal(item, v)
-}
-
-// marshal encodes v as an item under key k.
-func marshal(v any, k map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
-	item, err := attributevalue.MarshalMap(v)
-	if err != nil {
-		return nil, errs.Wrap(errs.Internal, err, "store failure")
-	}
-	for n, a := range k {
-		item[n] = a
-	}
-	return item, nil
-}
-
-// unmarshal decodes an item into v.
-func unmarshal(item map[string]types.AttributeValue, v any) error {
-	if err := attributevalue.UnmarshalMap(item, v); err != nil {
-		return errs.Wrap(errs.Internal, err, "store failure")
-	}
-	return nil
 }

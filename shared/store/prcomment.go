@@ -38,7 +38,7 @@ func prCommentKey(k QueueKey, pr int) map[string]types.AttributeValue {
 // PRComment reads the comment item of PR pr of queue k; found is false
 // when there is none.
 func (s *Store) PRComment(ctx context.Context, k QueueKey, pr int) (PRComment, bool, error) {
-	id, at, found, err := s.madeOnce(ctx, prCommentKey(k, pr), "comment_id")
+	id, at, found, err := s.madeOnce(ctx, prCommentKey(k, pr), attrCommentID)
 	return PRComment{CommentID: id, ClaimedAt: at}, found, err
 }
 
@@ -55,5 +55,5 @@ func (s *Store) ClaimPRComment(ctx context.Context, k QueueKey, pr int, now, sta
 
 // SetPRCommentID remembers the id of PR pr's comment.
 func (s *Store) SetPRCommentID(ctx context.Context, k QueueKey, pr int, id int64) error {
-	return s.setMadeID(ctx, prCommentKey(k, pr), "comment_id", id)
+	return s.setMadeID(ctx, prCommentKey(k, pr), attrCommentID, id)
 }

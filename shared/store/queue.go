@@ -144,19 +144,19 @@ func queueItem(r QueueRecord) (map[string]types.AttributeValue, error) {
 	}
 	item := key(r.Key.pk(), skQueue)
 	setQueueKey(item, r.Key)
-	item["queue_id"] = str(r.ID)
-	item["created_at"] = str(r.CreatedAt.UTC().Format(time.RFC3339Nano))
-	item["version"] = n64(r.Snapshot.Version)
-	item["snap"] = &types.AttributeValueMemberB{Value: snap}
+	item[attrQueueID] = str(r.ID)
+	item[attrCreatedAt] = str(r.CreatedAt.UTC().Format(time.RFC3339Nano))
+	item[attrVersion] = num64(r.Snapshot.Version)
+	item[attrSnapshot] = &types.AttributeValueMemberB{Value: snap}
 	if len(r.Clocks) > 0 {
 		clocks, err := json.Marshal(r.Clocks)
 		if err != nil {
 			return nil, errs.Wrap(errs.Internal, err, "store failure")
 		}
-		item["clocks"] = str(string(clocks))
+		item[attrClocks] = str(string(clocks))
 	}
 	if r.LastCommand != "" {
-		item["last_cmd"] = str(r.LastCommand)
+		item[attrLastCmd] = str(r.LastCommand)
 	}
 	item[AttrGSI2PK] = str(repoIndexPK(r.Key.Repo.Owner, r.Key.Repo.Name))
 	item[AttrGSI2SK] = str(r.Key.sortKey())
@@ -171,15 +171,15 @@ func queueItem(r QueueRecord) (map[string]types.AttributeValue, error) {
 // commands carry them, for readers that know only the item (the active
 // index, the stream, the pending-commands index).
 func setQueueKey(item map[string]types.AttributeValue, k QueueKey) {
-	item["org"] = str(k.Org)
-	item["host"], item["owner"], item["name"] = str(k.Repo.Host), str(k.Repo.Owner), str(k.Repo.Name)
-	item["branch"] = str(k.Branch)
+	item[attrOrg] = str(k.Org)
+	item[attrHost], item[attrOwner], item[attrName] = str(k.Repo.Host), str(k.Repo.Owner), str(k.Repo.Name)
+	item[attrBranch] = str(k.Branch)
 }
 
 // queueKeyOf reads back what setQueueKey wrote; get is an attribute's
 // string value ("" when absent).
 func queueKeyOf(get func(name string) string) QueueKey {
-	return QueueKey{Org: get("org"), Repo: repository.Ref{Host: get("host"), Owner: get("owner"), Name: get("name")}, Branch: get("branch")}
+	return QueueKey{Org: get(attrOrg), Repo: repository.Ref{Host: get(attrHost), Owner: get(attrOwner), Name: get(attrName)}, Branch: get(attrBranch)}
 }
 
 // stringsOf is get for queueKeyOf over an item.
@@ -189,16 +189,16 @@ func stringsOf(item map[string]types.AttributeValue) func(string) string {
 
 func readQueue(item map[string]types.AttributeValue) (QueueRecord, error) {
 	s := stringsOf(item)
-	r := QueueRecord{Key: queueKeyOf(s), ID: s("queue_id"), LastCommand: s("last_cmd")}
-	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, s("created_at"))
-	b, ok := item["snap"].(*types.AttributeValueMemberB)
+	r := QueueRecord{Key: queueKeyOf(s), ID: s(attrQueueID), LastCommand: s(attrLastCmd)}
+	r.CreatedAt, _ = time.Parse(time.RFC3339Nano, s(attrCreatedAt))
+	b, ok := item[attrSnapshot].(*types.AttributeValueMemberB)
 	if !ok {
 		return QueueRecord{}, errs.E(errs.Internal, "store failure: queue item without a snapshot")
 	}
 	if err := decodeSnapshot(b.Value, &r.Snapshot); err != nil {
 		return QueueRecord{}, err
 	}
-	if c := s("clocks"); c != "" {
+	if c := s(attrClocks); c != "" {
 		if err := json.Unmarshal([]byte(c), &r.Clocks); err != nil {
 			return QueueRecord{}, errs.Wrap(errs.Internal, err, "store failure: queue clocks")
 		}
@@ -212,7 +212,7 @@ func (s *Store) CreateQueue(ctx context.Context, r QueueRecord) error {
 	if err != nil {
 		return err
 	}
-	err = s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+	err = s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String(ifItemAbsent)})
 	if errs.Is(err, errs.Conflict) {
 		return errs.Wrap(errs.Conflict, err, "a queue already exists for branch %s of %s", r.Key.Branch, r.Key.Repo)
 	}
@@ -304,14 +304,14 @@ func (s *Store) entryUpdate(k QueueKey, queueID string, e mergequeue.Entry, head
 		return nil, errs.Wrap(errs.Internal, err, "store failure")
 	}
 	set := "SET #e = :e, #st = :st, #at = :at, #n = :n"
-	names := map[string]string{"#e": "entry", "#st": "state", "#at": "changed_at", "#n": "number"}
+	names := map[string]string{"#e": attrEntry, "#st": attrState, "#at": attrChangedAt, "#n": attrNumber}
 	vals := map[string]types.AttributeValue{
 		":e": str(string(blob)), ":st": str(string(e.State)),
 		":at": str(e.StateChangedAt.UTC().Format(SortableTime)), ":n": num(e.PRNumber),
 	}
 	if headRef != "" {
-		set += ", #h = :h, GSI2PK = :g2pk, GSI2SK = :g2sk"
-		names["#h"] = "head_ref"
+		set += ", #h = :h, " + AttrGSI2PK + " = :g2pk, " + AttrGSI2SK + " = :g2sk"
+		names["#h"] = attrHeadRef
 		vals[":h"] = str(headRef)
 		vals[":g2pk"] = str(entryPK(k, queueID) + "#HEAD#" + headRef)
 		vals[":g2sk"] = str(fmt.Sprintf("%010d", e.PRNumber))
@@ -332,9 +332,9 @@ func runPutMQ(k QueueKey, r RunRecordMQ) (*types.Put, error) {
 		return nil, errs.Wrap(errs.Internal, err, "store failure")
 	}
 	item := runKey(k.Org, r.Run.ID)
-	item["rec"] = str(string(blob))
-	item["host"], item["owner"], item["name"] = str(k.Repo.Host), str(k.Repo.Owner), str(k.Repo.Name)
-	item["branch"] = str(k.Branch)
+	item[attrRecord] = str(string(blob))
+	item[attrHost], item[attrOwner], item[attrName] = str(k.Repo.Host), str(k.Repo.Owner), str(k.Repo.Name)
+	item[attrBranch] = str(k.Branch)
 	return &types.Put{Item: item}, nil
 }
 
@@ -349,8 +349,8 @@ func (s *Store) SaveQueue(ctx context.Context, r QueueRecord, prev int64, ch Que
 		return err
 	}
 	actions := []types.TransactWriteItem{{Put: &types.Put{
-		Item: item, ConditionExpression: aws.String("attribute_exists(PK) AND version = :v"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":v": n64(prev)},
+		Item: item, ConditionExpression: aws.String(ifItemExists + " AND " + attrVersion + " = :v"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": num64(prev)},
 	}}}
 	if len(ch.Folded) > MaxFold {
 		return errs.E(errs.Internal, "a save folds at most %d commands, not %d", MaxFold, len(ch.Folded))
@@ -440,8 +440,8 @@ func (s *Store) writeTimeline(ctx context.Context, r QueueRecord, ts []mergequeu
 			return errs.Wrap(errs.Internal, err, "store failure")
 		}
 		item := key(entryPK(r.Key, r.ID), runHistorySK(run.Run.CreatedAt, run.Run.ID))
-		item["rh"] = str(string(blob))
-		item[AttrTTL] = n64(run.Run.EndedAt.Add(TimelineTTL).Unix())
+		item[attrHistory] = str(string(blob))
+		item[AttrTTL] = num64(run.Run.EndedAt.Add(TimelineTTL).Unix())
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
 	for _, t := range ts {
@@ -450,8 +450,8 @@ func (s *Store) writeTimeline(ctx context.Context, r QueueRecord, ts []mergequeu
 			return errs.Wrap(errs.Internal, err, "store failure")
 		}
 		item := key(entryPK(r.Key, r.ID), timelineSK(t.Transition.PRNumber)+fmt.Sprintf("%020d", t.Transition.Seq))
-		item["tr"] = str(string(blob))
-		item[AttrTTL] = n64(t.Transition.At.Add(TimelineTTL).Unix())
+		item[attrTransition] = str(string(blob))
+		item[AttrTTL] = num64(t.Transition.At.Add(TimelineTTL).Unix())
 		reqs = append(reqs, types.WriteRequest{PutRequest: &types.PutRequest{Item: item}})
 	}
 	return s.writeAll(ctx, reqs)
@@ -469,13 +469,13 @@ func runHistorySK(start time.Time, id string) string {
 func (s *Store) QueueHistory(ctx context.Context, r QueueRecord, since, until time.Time) (mergequeue.History, error) {
 	ts := slices.Clone(r.Snapshot.Transitions)
 	err := s.queryEach(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :tl)"),
+		KeyConditionExpression: aws.String(pkIs + " AND begins_with(" + AttrSK + ", :tl)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(entryPK(r.Key, r.ID)), ":tl": str("TL#"),
 		},
 	}, func(item map[string]types.AttributeValue) error {
 		var t mergequeue.Transition
-		if err := json.Unmarshal([]byte(strAttr(item["tr"])), &t); err != nil {
+		if err := json.Unmarshal([]byte(strAttr(item[attrTransition])), &t); err != nil {
 			return errs.Wrap(errs.Internal, err, "store failure: timeline")
 		}
 		ts = append(ts, t)
@@ -486,13 +486,13 @@ func (s *Store) QueueHistory(ctx context.Context, r QueueRecord, since, until ti
 	}
 	var runs []mergequeue.HistoryRun
 	err = s.queryEach(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String("PK = :pk AND SK BETWEEN :lo AND :hi"),
+		KeyConditionExpression: aws.String(pkIs + " AND " + AttrSK + " BETWEEN :lo AND :hi"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(entryPK(r.Key, r.ID)), ":lo": str(runHistorySK(since, "")), ":hi": str(runHistorySK(until, "")),
 		},
 	}, func(item map[string]types.AttributeValue) error {
 		var h mergequeue.HistoryRun
-		if err := json.Unmarshal([]byte(strAttr(item["rh"])), &h); err != nil {
+		if err := json.Unmarshal([]byte(strAttr(item[attrHistory])), &h); err != nil {
 			return errs.Wrap(errs.Internal, err, "store failure: run history")
 		}
 		runs = append(runs, h)
@@ -508,7 +508,7 @@ func (s *Store) QueueHistory(ctx context.Context, r QueueRecord, since, until ti
 // its latest MaxTimeline, oldest first: one Query.
 func (s *Store) PRTimeline(ctx context.Context, r QueueRecord, n int) ([]mergequeue.Transition, error) {
 	out, err := s.query(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :tl)"),
+		KeyConditionExpression: aws.String(pkIs + " AND begins_with(" + AttrSK + ", :tl)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(entryPK(r.Key, r.ID)), ":tl": str(timelineSK(n)),
 		},
@@ -520,7 +520,7 @@ func (s *Store) PRTimeline(ctx context.Context, r QueueRecord, n int) ([]mergequ
 	ts := make([]mergequeue.Transition, 0, len(out.Items))
 	for _, item := range slices.Backward(out.Items) {
 		var t mergequeue.Transition
-		if err := json.Unmarshal([]byte(strAttr(item["tr"])), &t); err != nil {
+		if err := json.Unmarshal([]byte(strAttr(item[attrTransition])), &t); err != nil {
 			return nil, errs.Wrap(errs.Internal, err, "store failure: timeline")
 		}
 		ts = append(ts, t)
@@ -528,38 +528,13 @@ func (s *Store) PRTimeline(ctx context.Context, r QueueRecord, n int) ([]mergequ
 	return ts, nil
 }
 
-// writeEach writes follow-up items one by one; an event already in the
-// outbox is fine.
-func (s *Store) writeEach(ctx context.Context, items []types.TransactWriteItem) error {
-	for _, it := range items {
-		switch {
-		case it.Put != nil:
-			err := s.putItem(ctx, &dynamodb.PutItemInput{
-				Item: it.Put.Item, ConditionExpression: it.Put.ConditionExpression,
-			})
-			if err != nil && !errs.Is(err, errs.Conflict) {
-				return err
-			}
-		case it.Update != nil:
-			_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
-				Key: it.Update.Key, UpdateExpression: it.Update.UpdateExpression,
-				ExpressionAttributeNames: it.Update.ExpressionAttributeNames, ExpressionAttributeValues: it.Update.ExpressionAttributeValues,
-			})
-			if err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // DeleteQueue deletes a queue if it is still at version; errs.Conflict when
 // it changed meanwhile. Its entry and run items stay (a new queue on the
 // branch has another ID) until their retention.
 func (s *Store) DeleteQueue(ctx context.Context, k QueueKey, version int64) error {
 	err := s.transact(ctx, types.TransactWriteItem{Delete: &types.Delete{
-		Key: key(k.pk(), skQueue), ConditionExpression: aws.String("attribute_exists(PK) AND version = :v"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":v": n64(version)},
+		Key: key(k.pk(), skQueue), ConditionExpression: aws.String(ifItemExists + " AND " + attrVersion + " = :v"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":v": num64(version)},
 	}})
 	if errs.Is(err, errs.Conflict) {
 		return errs.Wrap(errs.Conflict, err, "the queue changed meanwhile")
@@ -569,12 +544,12 @@ func (s *Store) DeleteQueue(ctx context.Context, k QueueKey, version int64) erro
 
 func readEntry(item map[string]types.AttributeValue) (EntryRecord, error) {
 	var rec EntryRecord
-	if v, ok := item["entry"].(*types.AttributeValueMemberS); ok {
+	if v, ok := item[attrEntry].(*types.AttributeValueMemberS); ok {
 		if err := json.Unmarshal([]byte(v.Value), &rec.Entry); err != nil {
 			return rec, errs.Wrap(errs.Internal, err, "store failure: queue entry")
 		}
 	}
-	if v, ok := item["head_ref"].(*types.AttributeValueMemberS); ok {
+	if v, ok := item[attrHeadRef].(*types.AttributeValueMemberS); ok {
 		rec.HeadRef = v.Value
 	}
 	return rec, nil
@@ -603,7 +578,7 @@ func (s *Store) QueueEntriesByHead(ctx context.Context, r QueueRecord, ref strin
 	var out []EntryRecord
 	err := s.queryEach(ctx, &dynamodb.QueryInput{
 		IndexName:                 aws.String(IndexGSI2),
-		KeyConditionExpression:    aws.String("GSI2PK = :pk"),
+		KeyConditionExpression:    aws.String(gsi2PKIs),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(entryPK(r.Key, r.ID) + "#HEAD#" + ref)},
 	}, func(item map[string]types.AttributeValue) error {
 		e, err := readEntry(item)
@@ -624,7 +599,7 @@ type EntryPage struct {
 // changed at or after since. One Query.
 func (s *Store) ListQueueEntries(ctx context.Context, r QueueRecord, cursor string, limit int32, state string, since time.Time) (EntryPage, error) {
 	in := &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :pr)"),
+		KeyConditionExpression: aws.String(pkIs + " AND begins_with(" + AttrSK + ", :pr)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(entryPK(r.Key, r.ID)), ":pr": str("PR#"),
 		},
@@ -643,10 +618,10 @@ func (s *Store) ListQueueEntries(ctx context.Context, r QueueRecord, cursor stri
 		in.FilterExpression = aws.String(strings.Join(filters, " AND "))
 		in.ExpressionAttributeNames = map[string]string{}
 		if state != "" {
-			in.ExpressionAttributeNames["#st"] = "state"
+			in.ExpressionAttributeNames["#st"] = attrState
 		}
 		if !since.IsZero() {
-			in.ExpressionAttributeNames["#at"] = "changed_at"
+			in.ExpressionAttributeNames["#at"] = attrChangedAt
 		}
 	}
 	if cursor != "" {
@@ -699,7 +674,7 @@ func (s *Store) QueueRun(ctx context.Context, org, id string) (RunRecordMQ, erro
 		return RunRecordMQ{}, errs.E(errs.NotFound, "no test run %s", id)
 	}
 	var rec RunRecordMQ
-	if v, ok := item["rec"].(*types.AttributeValueMemberS); ok {
+	if v, ok := item[attrRecord].(*types.AttributeValueMemberS); ok {
 		if err := json.Unmarshal([]byte(v.Value), &rec); err != nil {
 			return rec, errs.Wrap(errs.Internal, err, "store failure: test run")
 		}
@@ -715,7 +690,7 @@ func (s *Store) QueueRun(ctx context.Context, org, id string) (RunRecordMQ, erro
 func (s *Store) ActiveQueues(ctx context.Context, cursor string, limit int32) (qs []QueueRecord, next string, err error) {
 	in := &dynamodb.QueryInput{
 		IndexName:                 aws.String(IndexGSI1),
-		KeyConditionExpression:    aws.String("GSI1PK = :pk"),
+		KeyConditionExpression:    aws.String(gsi1PKIs),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(activeQueuesPK)},
 		Limit:                     aws.Int32(limit),
 	}
@@ -753,7 +728,7 @@ func (s *Store) SchedulerCursor(ctx context.Context) (string, error) {
 	if err != nil || item == nil {
 		return "", err
 	}
-	v, _ := item["cursor"].(*types.AttributeValueMemberS)
+	v, _ := item[attrCursor].(*types.AttributeValueMemberS)
 	if v == nil {
 		return "", nil
 	}
@@ -763,7 +738,7 @@ func (s *Store) SchedulerCursor(ctx context.Context) (string, error) {
 // SetSchedulerCursor stores where the next tick continues.
 func (s *Store) SetSchedulerCursor(ctx context.Context, cursor string) error {
 	item := key(schedulerPK, "CURSOR")
-	item["cursor"] = str(cursor)
+	item[attrCursor] = str(cursor)
 	return s.putItem(ctx, &dynamodb.PutItemInput{Item: item})
 }
 
@@ -774,7 +749,7 @@ func (s *Store) QueuesOfRepo(ctx context.Context, owner, name string) ([]QueueRe
 	var out []QueueRecord
 	err := s.queryEach(ctx, &dynamodb.QueryInput{
 		IndexName:                 aws.String(IndexGSI2),
-		KeyConditionExpression:    aws.String("GSI2PK = :pk"),
+		KeyConditionExpression:    aws.String(gsi2PKIs),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(repoIndexPK(owner, name))},
 	}, func(item map[string]types.AttributeValue) error {
 		r, err := readQueue(item)
@@ -817,8 +792,8 @@ func ghCommandKey(k string) map[string]types.AttributeValue { return key("GHCOMM
 // claimOnce puts the marker item k unless it exists: true when this call
 // put it. It lives deliveryTTL.
 func (s *Store) claimOnce(ctx context.Context, k map[string]types.AttributeValue, now time.Time) (bool, error) {
-	k[AttrTTL] = n64(now.Add(deliveryTTL).Unix())
-	err := s.putItem(ctx, &dynamodb.PutItemInput{Item: k, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+	k[AttrTTL] = num64(now.Add(deliveryTTL).Unix())
+	err := s.putItem(ctx, &dynamodb.PutItemInput{Item: k, ConditionExpression: aws.String(ifItemAbsent)})
 	if errs.Is(err, errs.Conflict) {
 		return false, nil
 	}
@@ -859,7 +834,7 @@ func (s *Store) PutImpactedTargets(ctx context.Context, r QueueRecord, pr int, s
 	for len(data) > 0 || chunks == 0 {
 		n := min(len(data), targetsChunkSize)
 		item := key(pk, "CHUNK#"+gen+"#"+strconv.Itoa(chunks))
-		item["data"] = &types.AttributeValueMemberB{Value: data[:n]}
+		item[attrData] = &types.AttributeValueMemberB{Value: data[:n]}
 		if err := s.putItem(ctx, &dynamodb.PutItemInput{Item: item}); err != nil {
 			return err
 		}
@@ -867,10 +842,10 @@ func (s *Store) PutImpactedTargets(ctx context.Context, r QueueRecord, pr int, s
 		chunks++
 	}
 	head := key(pk, "HEAD")
-	head["all"] = &types.AttributeValueMemberBOOL{Value: t.All}
-	head["gen"] = str(gen)
-	head["chunks"] = num(chunks)
-	head["count"] = num(len(t.Targets))
+	head[attrAll] = &types.AttributeValueMemberBOOL{Value: t.All}
+	head[attrGeneration] = str(gen)
+	head[attrChunks] = num(chunks)
+	head[attrCount] = num(len(t.Targets))
 	return s.putItem(ctx, &dynamodb.PutItemInput{Item: head})
 }
 
@@ -889,11 +864,11 @@ func (s *Store) GetImpactedTargets(ctx context.Context, r QueueRecord, pr int, s
 	if err != nil || head == nil {
 		return t, false, err
 	}
-	if v, ok := head["all"].(*types.AttributeValueMemberBOOL); ok {
+	if v, ok := head[attrAll].(*types.AttributeValueMemberBOOL); ok {
 		t.All = v.Value
 	}
-	gen, _ := head["gen"].(*types.AttributeValueMemberS)
-	cn, _ := head["chunks"].(*types.AttributeValueMemberN)
+	gen, _ := head[attrGeneration].(*types.AttributeValueMemberS)
+	cn, _ := head[attrChunks].(*types.AttributeValueMemberN)
 	if gen == nil || cn == nil {
 		return t, true, nil
 	}
@@ -911,7 +886,7 @@ func (s *Store) GetImpactedTargets(ctx context.Context, r QueueRecord, pr int, s
 	for _, it := range items {
 		sk := it[AttrSK].(*types.AttributeValueMemberS).Value
 		i, _ := strconv.Atoi(sk[strings.LastIndex(sk, "#")+1:])
-		if b, ok := it["data"].(*types.AttributeValueMemberB); ok && i < n {
+		if b, ok := it[attrData].(*types.AttributeValueMemberB); ok && i < n {
 			parts[i] = b.Value
 		}
 	}
@@ -954,8 +929,8 @@ func transitionPut(r QueueRecord, t mergequeue.TransitionRecord) (*types.Put, er
 		return nil, errs.Wrap(errs.Internal, err, "store failure")
 	}
 	item := key(transitionPK(r), t.Transition.At.UTC().Format(SortableTime)+fmt.Sprintf("#%020d", t.Transition.Seq))
-	item["rec"] = str(string(blob))
-	item[AttrTTL] = n64(t.Transition.At.Add(TransitionTTL).Unix())
+	item[attrRecord] = str(string(blob))
+	item[AttrTTL] = num64(t.Transition.At.Add(TransitionTTL).Unix())
 	return &types.Put{Item: item}, nil
 }
 
@@ -965,15 +940,15 @@ func transitionPut(r QueueRecord, t mergequeue.TransitionRecord) (*types.Put, er
 func (s *Store) QueueTransitions(ctx context.Context, r QueueRecord, since time.Time) ([]mergequeue.TransitionRecord, error) {
 	var out []mergequeue.TransitionRecord
 	err := s.queryEach(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String("PK = :pk AND SK >= :since"),
+		KeyConditionExpression: aws.String(pkIs + " AND " + AttrSK + " >= :since"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(transitionPK(r)), ":since": str(since.UTC().Format(SortableTime)),
 		},
 		ProjectionExpression:     aws.String("#rec"),
-		ExpressionAttributeNames: map[string]string{"#rec": "rec"},
+		ExpressionAttributeNames: map[string]string{"#rec": attrRecord},
 	}, func(item map[string]types.AttributeValue) error {
 		var t mergequeue.TransitionRecord
-		if v, ok := item["rec"].(*types.AttributeValueMemberS); ok {
+		if v, ok := item[attrRecord].(*types.AttributeValueMemberS); ok {
 			if err := json.Unmarshal([]byte(v.Value), &t); err != nil {
 				return errs.Wrap(errs.Internal, err, "store failure: queue transition")
 			}
@@ -990,7 +965,7 @@ func (s *Store) OrgQueuesOfRepo(ctx context.Context, org string, ref repository.
 	var out []QueueRecord
 	err := s.queryEach(ctx, &dynamodb.QueryInput{
 		IndexName:              aws.String(IndexGSI2),
-		KeyConditionExpression: aws.String("GSI2PK = :pk AND begins_with(GSI2SK, :org)"),
+		KeyConditionExpression: aws.String(gsi2PKIs + " AND begins_with(" + AttrGSI2SK + ", :org)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(repoIndexPK(ref.Owner, ref.Name)), ":org": str(org + "#" + ref.Key() + "#"),
 		},

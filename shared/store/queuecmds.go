@@ -113,11 +113,11 @@ func (s *Store) PutQueueCommand(ctx context.Context, k QueueKey, c QueueCommand)
 		return errs.Wrap(errs.Internal, err, "store failure")
 	}
 	item := key(k.pk(), c.SK)
-	item["cmd"] = str(string(blob))
+	item[attrCommand] = str(string(blob))
 	setQueueKey(item, k)
 	item[AttrGSI1PK] = str(pendingCommandsPK)
 	item[AttrGSI1SK] = str(k.sortKey() + "#" + c.SK)
-	return s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(SK)")})
+	return s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(" + AttrSK + ")")})
 }
 
 // QueueWithCommands reads queue k and its pending commands, oldest first:
@@ -131,7 +131,7 @@ func (s *Store) QueueWithCommands(ctx context.Context, k QueueKey) (QueueRecord,
 		cmds  []QueueCommand
 	)
 	err := s.queryEach(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression:    aws.String("PK = :pk AND begins_with(SK, :q)"),
+		KeyConditionExpression:    aws.String(pkIs + " AND begins_with(" + AttrSK + ", :q)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(k.pk()), ":q": str(skQueue)},
 		ConsistentRead:            aws.Bool(true),
 	}, func(item map[string]types.AttributeValue) error {
@@ -159,11 +159,11 @@ func (s *Store) QueueWithCommands(ctx context.Context, k QueueKey) (QueueRecord,
 
 func readCommand(item map[string]types.AttributeValue) (QueueCommand, error) {
 	var c QueueCommand
-	if err := json.Unmarshal([]byte(strAttr(item["cmd"])), &c); err != nil {
+	if err := json.Unmarshal([]byte(strAttr(item[attrCommand])), &c); err != nil {
 		return c, errs.Wrap(errs.Internal, err, "store failure: queue command")
 	}
 	c.SK = strAttr(item[AttrSK])
-	if v, ok := item["folded_in"].(*types.AttributeValueMemberN); ok {
+	if v, ok := item[attrFoldedIn].(*types.AttributeValueMemberN); ok {
 		c.FoldedIn, _ = strconv.ParseInt(v.Value, 10, 64)
 	}
 	return c, nil
@@ -187,9 +187,9 @@ func commandMarks(k QueueKey, cmds []QueueCommand, version int64) []types.Transa
 	for _, c := range cmds {
 		out = append(out, types.TransactWriteItem{Update: &types.Update{
 			Key:                       key(k.pk(), c.SK),
-			UpdateExpression:          aws.String("SET folded_in = :v REMOVE " + AttrGSI1PK + ", " + AttrGSI1SK),
-			ConditionExpression:       aws.String("attribute_exists(SK) AND attribute_not_exists(folded_in)"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{":v": n64(version)},
+			UpdateExpression:          aws.String("SET " + attrFoldedIn + " = :v REMOVE " + AttrGSI1PK + ", " + AttrGSI1SK),
+			ConditionExpression:       aws.String("attribute_exists(" + AttrSK + ") AND attribute_not_exists(" + attrFoldedIn + ")"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{":v": num64(version)},
 		}})
 	}
 	return out
@@ -200,7 +200,7 @@ func commandMarks(k QueueKey, cmds []QueueCommand, version int64) []types.Transa
 func (s *Store) QueuesWithCommands(ctx context.Context, limit int32) ([]QueueKey, error) {
 	out, err := s.query(ctx, &dynamodb.QueryInput{
 		IndexName:                 aws.String(IndexGSI1),
-		KeyConditionExpression:    aws.String("GSI1PK = :pk"),
+		KeyConditionExpression:    aws.String(gsi1PKIs),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(pendingCommandsPK)},
 		Limit:                     aws.Int32(limit),
 	})
@@ -217,14 +217,4 @@ func (s *Store) QueuesWithCommands(ctx context.Context, limit int32) ([]QueueKey
 		}
 	}
 	return ks, nil
-}
-
-// CommandQueue is the queue of a command item as the table's stream shows
-// it (its new image), and whether the item is a command at all.
-func CommandQueue(sk string, image map[string]string) (QueueKey, bool) {
-	if !strings.HasPrefix(sk, skCommandPrefix) {
-		return QueueKey{}, false
-	}
-	k := queueKeyOf(func(n string) string { return image[n] })
-	return k, k.Org != "" && k.Branch != ""
 }

@@ -86,13 +86,13 @@ func (s *Store) take(ctx context.Context, k map[string]types.AttributeValue, b B
 		out, err := s.updateItem(ctx, takeTokens(k, b, perToken, now, n, full))
 		var refused *types.ConditionalCheckFailedException
 		if errors.As(err, &refused) {
-			fullAt = nanosAttr(refused.Item["full_at"]) // zero when there is no item
+			fullAt = nanosAttr(refused.Item[attrFullAt]) // zero when there is no item
 			continue
 		}
 		if err != nil {
 			return Lease{}, err
 		}
-		return Lease{Taken: true, FullAt: nanosAttr(out["full_at"])}, nil
+		return Lease{Taken: true, FullAt: nanosAttr(out[attrFullAt])}, nil
 	}
 }
 
@@ -101,8 +101,8 @@ func (s *Store) take(ctx context.Context, k map[string]types.AttributeValue, b B
 func takeTokens(k map[string]types.AttributeValue, b Bucket, perToken time.Duration, now time.Time, n int, full bool) *dynamodb.UpdateItemInput {
 	in := &dynamodb.UpdateItemInput{
 		Key:                      k,
-		ConditionExpression:      aws.String("full_at > :now AND full_at <= :last"),
-		UpdateExpression:         aws.String("SET full_at = full_at + :n, #ttl = :ttl"),
+		ConditionExpression:      aws.String(attrFullAt + " > :now AND " + attrFullAt + " <= :last"),
+		UpdateExpression:         aws.String("SET " + attrFullAt + " = " + attrFullAt + " + :n, #ttl = :ttl"),
 		ExpressionAttributeNames: map[string]string{"#ttl": AttrTTL},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":now": num64(now.UnixNano()),
@@ -112,8 +112,8 @@ func takeTokens(k map[string]types.AttributeValue, b Bucket, perToken time.Durat
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
 	}
 	if full {
-		in.ConditionExpression = aws.String("attribute_not_exists(full_at) OR full_at <= :now")
-		in.UpdateExpression = aws.String("SET full_at = :to, #ttl = :ttl")
+		in.ConditionExpression = aws.String("attribute_not_exists(" + attrFullAt + ") OR " + attrFullAt + " <= :now")
+		in.UpdateExpression = aws.String("SET " + attrFullAt + " = :to, #ttl = :ttl")
 		in.ExpressionAttributeValues[":to"] = num64(now.Add(time.Duration(n) * perToken).UnixNano())
 	} else {
 		in.ExpressionAttributeValues[":last"] = num64(now.Add(time.Duration(b.Burst-n) * perToken).UnixNano())

@@ -61,11 +61,11 @@ type RepoSettings struct {
 // settings: each SET replaces one attribute, and created_at and ref keep
 // their first value, so concurrent updates of different settings both hold.
 func (s *Store) UpdateRepo(ctx context.Context, org string, ref repository.Ref, set RepoSettings) (Repo, error) {
-	up := expression.Set(expression.Name("org"), expression.Value(org)).
-		Set(expression.Name("ref"), expression.IfNotExists(expression.Name("ref"), expression.Value(ref))).
-		Set(expression.Name("created_at"), expression.IfNotExists(expression.Name("created_at"), expression.Value(s.now().UTC().Format(time.RFC3339Nano))))
+	up := expression.Set(expression.Name(attrOrg), expression.Value(org)).
+		Set(expression.Name(attrRef), expression.IfNotExists(expression.Name(attrRef), expression.Value(ref))).
+		Set(expression.Name(attrCreatedAt), expression.IfNotExists(expression.Name(attrCreatedAt), expression.Value(s.now().UTC().Format(time.RFC3339Nano))))
 	var removes []string
-	for attr, v := range map[string]*string{"jira_base_url": set.JiraBaseURL, "linear_workspace": set.LinearWorkspace, "default_branch": set.DefaultBranch} {
+	for attr, v := range map[string]*string{attrJiraBaseURL: set.JiraBaseURL, attrLinearWorkspace: set.LinearWorkspace, attrDefaultBranch: set.DefaultBranch} {
 		switch {
 		case v == nil:
 		case *v == "":
@@ -91,7 +91,7 @@ func (s *Store) UpdateRepo(ctx context.Context, org string, ref repository.Ref, 
 	// A repository never outlives its tenant: the organization must exist.
 	err = s.transact(ctx,
 		types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-			Key: orgKey(org), ConditionExpression: aws.String("attribute_exists(PK)"),
+			Key: orgKey(org), ConditionExpression: aws.String(ifItemExists),
 		}},
 		types.TransactWriteItem{Update: &types.Update{
 			Key: repoKey(org, ref), UpdateExpression: expr.Update(),
@@ -132,9 +132,9 @@ func (s *Store) PutCodeowners(ctx context.Context, org string, ref repository.Re
 	}
 	err = s.putItem(ctx, &dynamodb.PutItemInput{
 		Item:                      item,
-		ConditionExpression:       aws.String("attribute_not_exists(PK) OR #at <= :at"),
-		ExpressionAttributeNames:  map[string]string{"#at": "at"},
-		ExpressionAttributeValues: map[string]types.AttributeValue{":at": item["at"]},
+		ConditionExpression:       aws.String(ifItemAbsent + " OR #at <= :at"),
+		ExpressionAttributeNames:  map[string]string{"#at": attrAt},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":at": item[attrAt]},
 	})
 	if errs.Is(err, errs.Conflict) {
 		return nil // a newer file is in place
@@ -159,7 +159,7 @@ func (s *Store) ListRepos(ctx context.Context, org string) ([]Repo, error) {
 	var start map[string]types.AttributeValue
 	for {
 		page, err := s.query(ctx, &dynamodb.QueryInput{
-			KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :repo)"),
+			KeyConditionExpression: aws.String(pkIs + " AND begins_with(" + AttrSK + ", :repo)"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":pk": str(orgPK(org)), ":repo": str("REPO#"),
 			},

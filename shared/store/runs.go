@@ -160,9 +160,9 @@ func tokenUpdate(u *update, tok string) string {
 	none := u.value(str("-"))
 	var seen []string
 	for i := batchTokens - 1; i >= 0; i-- {
-		n := u.name("t" + strconv.Itoa(i))
+		n := u.name(attrBatchToken + strconv.Itoa(i))
 		if i > 0 {
-			prev := u.name("t" + strconv.Itoa(i-1))
+			prev := u.name(attrBatchToken + strconv.Itoa(i-1))
 			u.set = append(u.set, n+" = if_not_exists("+prev+", "+none+")")
 		} else {
 			u.set = append(u.set, n+" = "+t)
@@ -179,11 +179,11 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 	at := up.At.UTC()
 	u := newUpdate()
 	cond := tokenUpdate(u, tok)
-	u.setTo("lr", num64(at.UnixNano()))
+	u.setTo(attrLastRun, num64(at.UnixNano()))
 	ih := identityHash(tr.Test)
-	u.setTo("ih", str(ih))
+	u.setTo(attrIdentityHash, str(ih))
 	if tr.Codeowners != nil {
-		u.setTo("oh", str(ownersHash(tr.Codeowners)))
+		u.setTo(attrOwnersHash, str(ownersHash(tr.Codeowners)))
 	}
 	t := testhealth.TallyRuns(up, tr.Runs, tr.OnCommit)
 	c := hourCounts{}
@@ -192,34 +192,12 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 	} else {
 		c.op, c.of = t.Passed, t.Failed
 	}
-	u.setTo("lu", str(up.Upload+" "+outcomeCode(t)))
+	u.setTo(attrLastUpload, str(up.Upload+" "+outcomeCode(t)))
 	hour := at.Unix() / 3600
 	if !c.zero() {
 		u.add = append(u.add, u.name(hourAttr(attrHour, hour))+" "+u.value(c.number()))
 	}
-	switch t.Streak {
-	case testhealth.StreakReset:
-		u.setTo("streak", num(0))
-		u.remove = append(u.remove, u.name(attrStreakOpen))
-	case testhealth.StreakAdd:
-		u.addN("streak", 1)
-		if t.Open {
-			u.setTo(attrStreakOpen, num(1))
-		} else {
-			u.remove = append(u.remove, u.name(attrStreakOpen))
-		}
-	case testhealth.StreakSettle:
-		u.remove = append(u.remove, u.name(attrStreakOpen))
-	}
-	if t.Monitored && t.Passed+t.Failed > 0 {
-		u.add = append(u.add, u.name(attrEpisode)+" "+u.value(episodeCounts{t.Passed + t.Failed, t.Failed}.number()))
-		if t.Failed > 0 {
-			u.setTo(attrCleanRuns, num(0))
-			u.setTo(attrLastFailure, num64(at.Unix()))
-		} else {
-			u.addN(attrCleanRuns, t.Passed)
-		}
-	}
+	countStreakAndEpisode(u, t, at)
 	old, applied, err := s.updateOnce(ctx, testKey(up.Org, up.Repo, id), u, cond, types.ReturnValueAllOld)
 	if err != nil {
 		return testhealth.TestCase{}, nil, err
@@ -252,6 +230,34 @@ func (s *Store) recordTest(ctx context.Context, up testhealth.UploadRuns, tok st
 		return testhealth.TestCase{}, nil, err
 	}
 	return view, meta, nil
+}
+
+// countStreakAndEpisode makes u count a test's tally of a batch into the
+// counter item's broken streak and flaky episode.
+func countStreakAndEpisode(u *update, t testhealth.Tally, at time.Time) {
+	switch t.Streak {
+	case testhealth.StreakReset:
+		u.setTo(attrStreak, num(0))
+		u.remove = append(u.remove, u.name(attrStreakOpen))
+	case testhealth.StreakAdd:
+		u.addN(attrStreak, 1)
+		if t.Open {
+			u.setTo(attrStreakOpen, num(1))
+		} else {
+			u.remove = append(u.remove, u.name(attrStreakOpen))
+		}
+	case testhealth.StreakSettle:
+		u.remove = append(u.remove, u.name(attrStreakOpen))
+	}
+	if t.Monitored && t.Passed+t.Failed > 0 {
+		u.add = append(u.add, u.name(attrEpisode)+" "+u.value(episodeCounts{t.Passed + t.Failed, t.Failed}.number()))
+		if t.Failed > 0 {
+			u.setTo(attrCleanRuns, num(0))
+			u.setTo(attrLastFailure, num64(at.Unix()))
+		} else {
+			u.addN(attrCleanRuns, t.Passed)
+		}
+	}
 }
 
 // updateOnce runs a token-guarded update and returns the item as rv asks
@@ -307,7 +313,7 @@ type hotItem struct {
 	hasLegacy bool
 	// The counters of the test's health that are not hours: the open
 	// streak commit, the flaky episode, the clean runs, the last
-	// failure, the override's end and the latest upload (attrs.go).
+	// failure, the override's end and the latest upload (healthattrs.go).
 	extra testhealth.TestCase
 }
 
@@ -327,23 +333,23 @@ func decodeHot(item map[string]types.AttributeValue) hotItem {
 			continue
 		}
 		switch name {
-		case "streak":
+		case attrStreak:
 			h.streak = intAttr(av)
-		case "lr":
+		case attrLastRun:
 			h.lastRun = nanosAttr(av)
-		case "sv":
+		case attrStatusValue:
 			h.status = strAttr(av)
-		case "qo":
+		case attrOverride:
 			h.override = strAttr(av)
-		case "fa":
+		case attrFlakeAt:
 			h.flakeAt = nanosAttr(av)
-		case "rev":
+		case attrRev:
 			h.rev = intAttr(av)
-		case "ih":
+		case attrIdentityHash:
 			h.identity = strAttr(av)
-		case "oh":
+		case attrOwnersHash:
 			h.owners = strAttr(av)
-		case "id", "status":
+		case attrID, attrStatus:
 			h.hasLegacy = true
 		default:
 			readHealthAttr(&h.extra, name, av)
@@ -459,14 +465,14 @@ func digest(parts ...string) string {
 func identity(up testhealth.UploadRuns, tr testhealth.TestRuns, firstSeen time.Time) map[string]types.AttributeValue {
 	t := tr.Test
 	out := map[string]types.AttributeValue{
-		"org":        str(up.Org),
-		"repo":       &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"host": str(up.Repo.Host), "owner": str(up.Repo.Owner), "name": str(up.Repo.Name)}},
-		"id":         str(strings.ToLower(t.ID)),
-		"name":       str(t.Name),
-		"variant":    str(t.Variant),
-		"first_seen": timeStr(firstSeen),
+		attrOrg:       str(up.Org),
+		attrRepo:      &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{attrHost: str(up.Repo.Host), attrOwner: str(up.Repo.Owner), attrName: str(up.Repo.Name)}},
+		attrID:        str(strings.ToLower(t.ID)),
+		attrName:      str(t.Name),
+		attrVariant:   str(t.Variant),
+		attrFirstSeen: timeStr(firstSeen),
 	}
-	for _, f := range []struct{ attr, v string }{{"file_path", t.FilePath}, {"parent", t.Parent}, {"classname", t.Classname}} {
+	for _, f := range []struct{ attr, v string }{{attrFilePath, t.FilePath}, {attrParent, t.Parent}, {attrClassname, t.Classname}} {
 		if f.v != "" {
 			out[f.attr] = str(f.v)
 		}
@@ -476,7 +482,7 @@ func identity(up testhealth.UploadRuns, tr testhealth.TestRuns, firstSeen time.T
 		for i, o := range tr.Codeowners {
 			owners[i] = str(o)
 		}
-		out["codeowners"] = &types.AttributeValueMemberL{Value: owners}
+		out[attrCodeowners] = &types.AttributeValueMemberL{Value: owners}
 	}
 	return out
 }
@@ -497,7 +503,7 @@ func (s *Store) updateMeta(ctx context.Context, up testhealth.UploadRuns, tr tes
 	}
 	u := newUpdate()
 	for attr, v := range identity(up, tr, first) {
-		if attr == "repo" || attr == "first_seen" { // as first seen
+		if attr == attrRepo || attr == attrFirstSeen { // as first seen
 			u.setIfAbsent(attr, v)
 		} else {
 			u.setTo(attr, v)
@@ -590,7 +596,7 @@ func (s *Store) pruneFailures(ctx context.Context, k, item map[string]types.Attr
 	}
 	u := newUpdate()
 	var remove []string
-	conds := []string{"attribute_exists(PK)"}
+	conds := []string{ifItemExists}
 	for _, a := range names[:min(len(names), maxRemovals)] {
 		n := u.name(a)
 		remove = append(remove, n)
@@ -643,52 +649,11 @@ func (s *Store) foldIfDue(ctx context.Context, org string, repo repository.Ref, 
 		return err
 	}
 	hu, mu := newUpdate(), newUpdate()
-	folded := map[int64]hourCounts{}
-	var metaRemove []string
-	xh := mu.name(attrFoldedHours)
-	metaCond := "attribute_not_exists(" + xh + ")"
-	var legacy []string
-	for name := range meta {
-		if _, ok := numbered(name, attrOldHour); ok {
-			legacy = append(legacy, name)
-		}
-	}
-	slices.Sort(legacy)
-	for _, name := range capped(legacy, maxRemovals) { // the rest move with the next fold
-		h, _ := numbered(name, attrOldHour)
-		if c, ok := unpackHour(meta[name]); ok {
-			folded[h] = folded[h].add(c)
-		}
-		metaRemove = append(metaRemove, mu.name(name))
-	}
-	if b, ok := meta[attrFoldedHours].(*types.AttributeValueMemberB); ok {
-		unpackHours(b.Value, func(h int64, c hourCounts) { folded[h] = folded[h].add(c) })
-		metaCond = xh + " = " + mu.value(b)
-	}
-	var conds, hotRemove []string
-	sums := map[int64]dayCounts{}
-	for _, h := range old {
-		c := hot.hours[h]
-		n := hu.name(hourAttr(attrHour, h))
-		conds = append(conds, n+" = "+hu.value(c.number()))
-		hotRemove = append(hotRemove, n)
-		if day := h / 24; day >= keepDay {
-			d := sums[day]
-			sums[day] = dayCounts{d.mp + c.mp, d.mf + c.mf}
-			folded[h] = folded[h].add(c)
-		}
-	}
+	xh, folded, metaRemove, metaCond := foldedOnMeta(mu, meta)
+	conds, hotRemove := foldCounter(hu, hot, old, keepDay, folded)
 	for h := range folded {
 		if h/24 < keepDay {
 			delete(folded, h)
-		}
-	}
-	for day, c := range sums {
-		hu.add = append(hu.add, hu.name(hourAttr(attrDay, day))+" "+hu.value(c.number()))
-	}
-	for day := range hot.days {
-		if day < keepDay {
-			hotRemove = append(hotRemove, hu.name(hourAttr(attrDay, day)))
 		}
 	}
 	mu.set = append(mu.set, xh+" = "+mu.value(&types.AttributeValueMemberB{Value: packHours(folded)}))
@@ -705,6 +670,64 @@ func (s *Store) foldIfDue(ctx context.Context, org string, repo repository.Ref, 
 		return nil
 	}
 	return err
+}
+
+// foldedOnMeta reads the hours the meta item holds folded: packed, and
+// (up to maxRemovals of them, the rest moving with the next fold) one
+// attribute each, which mu removes. It returns the packed attribute's
+// placeholder, the hours, what to remove and the fold's condition on the
+// meta item: its packed hours are still those read.
+func foldedOnMeta(mu *update, meta map[string]types.AttributeValue) (xh string, folded map[int64]hourCounts, remove []string, cond string) {
+	folded = map[int64]hourCounts{}
+	xh = mu.name(attrFoldedHours)
+	cond = "attribute_not_exists(" + xh + ")"
+	var legacy []string
+	for name := range meta {
+		if _, ok := numbered(name, attrOldHour); ok {
+			legacy = append(legacy, name)
+		}
+	}
+	slices.Sort(legacy)
+	for _, name := range capped(legacy, maxRemovals) {
+		h, _ := numbered(name, attrOldHour)
+		if c, ok := unpackHour(meta[name]); ok {
+			folded[h] = folded[h].add(c)
+		}
+		remove = append(remove, mu.name(name))
+	}
+	if b, ok := meta[attrFoldedHours].(*types.AttributeValueMemberB); ok {
+		unpackHours(b.Value, func(h int64, c hourCounts) { folded[h] = folded[h].add(c) })
+		cond = xh + " = " + mu.value(b)
+	}
+	return xh, folded, remove, cond
+}
+
+// foldCounter makes hu take the old hours out of the counter item (on the
+// condition that each is still what was read) into day sums, and drop the
+// days before keepDay; the old hours since keepDay are added to folded.
+// It returns the conditions and the names to remove.
+func foldCounter(hu *update, hot hotItem, old []int64, keepDay int64, folded map[int64]hourCounts) (conds, remove []string) {
+	sums := map[int64]dayCounts{}
+	for _, h := range old {
+		c := hot.hours[h]
+		n := hu.name(hourAttr(attrHour, h))
+		conds = append(conds, n+" = "+hu.value(c.number()))
+		remove = append(remove, n)
+		if day := h / 24; day >= keepDay {
+			d := sums[day]
+			sums[day] = dayCounts{d.mp + c.mp, d.mf + c.mf}
+			folded[h] = folded[h].add(c)
+		}
+	}
+	for day, c := range sums {
+		hu.add = append(hu.add, hu.name(hourAttr(attrDay, day))+" "+hu.value(c.number()))
+	}
+	for day := range hot.days {
+		if day < keepDay {
+			remove = append(remove, hu.name(hourAttr(attrDay, day)))
+		}
+	}
+	return conds, remove
 }
 
 // runItem is the item of a failed run, in the partition of the
@@ -730,100 +753,6 @@ func failsPK(org string, repo repository.Ref, at time.Time) string {
 	return orgPK(org) + "#REPO#" + repo.Key() + "#FAILS#" + testhealth.DayKey(at)
 }
 
-// putAll puts items with BatchWriteItem (writeAll). A put of the same item
-// twice is the same item.
-func (s *Store) putAll(ctx context.Context, items []map[string]types.AttributeValue) error {
-	reqs := make([]types.WriteRequest, len(items))
-	for i, item := range items {
-		reqs[i] = types.WriteRequest{PutRequest: &types.PutRequest{Item: item}}
-	}
-	return s.writeAll(ctx, reqs)
-}
-
-// writeAll sends write requests with BatchWriteItem, 25 at a time, sending
-// again what DynamoDB left unprocessed: each is billed as a single write,
-// not as a transaction's two.
-func (s *Store) writeAll(ctx context.Context, reqs []types.WriteRequest) error {
-	for len(reqs) > 0 {
-		n := min(len(reqs), 25)
-		pending := map[string][]types.WriteRequest{s.table: reqs[:n]}
-		reqs = reqs[n:]
-		for tries := 0; len(pending) > 0; tries++ {
-			if tries > 0 {
-				if err := backoff(ctx, tries); err != nil {
-					return err
-				}
-			}
-			out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
-				RequestItems: pending, ReturnConsumedCapacity: types.ReturnConsumedCapacityTotal,
-			})
-			if err != nil {
-				usageOf(ctx).add()
-				if err = translate(err); errs.Is(err, errs.Unavailable) && tries < 8 {
-					continue
-				}
-				return err
-			}
-			usageOf(ctx).add(out.ConsumedCapacity...)
-			pending = out.UnprocessedItems
-		}
-	}
-	return nil
-}
-
-// update collects an update expression's clauses and values.
-type update struct {
-	set, add, remove []string
-	names            map[string]string
-	values           map[string]types.AttributeValue
-}
-
-func newUpdate() *update {
-	return &update{names: map[string]string{}, values: map[string]types.AttributeValue{}}
-}
-
-// name and value return placeholders for an attribute name and a value.
-func (u *update) name(n string) string {
-	p := "#n" + strconv.Itoa(len(u.names))
-	u.names[p] = n
-	return p
-}
-
-func (u *update) value(v types.AttributeValue) string {
-	p := ":v" + strconv.Itoa(len(u.values))
-	u.values[p] = v
-	return p
-}
-
-func (u *update) setTo(attr string, v types.AttributeValue) {
-	u.set = append(u.set, u.name(attr)+" = "+u.value(v))
-}
-
-func (u *update) setIfAbsent(attr string, v types.AttributeValue) {
-	n := u.name(attr)
-	u.set = append(u.set, n+" = if_not_exists("+n+", "+u.value(v)+")")
-}
-
-func (u *update) addN(attr string, n int) {
-	if n != 0 {
-		u.add = append(u.add, u.name(attr)+" "+u.value(num(n)))
-	}
-}
-
-func (u *update) expression() string {
-	var parts []string
-	if len(u.set) > 0 {
-		parts = append(parts, "SET "+strings.Join(u.set, ", "))
-	}
-	if len(u.add) > 0 {
-		parts = append(parts, "ADD "+strings.Join(u.add, ", "))
-	}
-	if len(u.remove) > 0 {
-		parts = append(parts, "REMOVE "+strings.Join(u.remove, ", "))
-	}
-	return strings.Join(parts, " ")
-}
-
 // clipBytes cuts s to at most n bytes without splitting a UTF-8 sequence.
 func clipBytes(s string, n int) string {
 	if len(s) <= n {
@@ -833,44 +762,4 @@ func clipBytes(s string, n int) string {
 		n--
 	}
 	return s[:n]
-}
-
-func num64(n int64) *types.AttributeValueMemberN {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
-}
-
-func intAttr(av types.AttributeValue) int {
-	n, ok := av.(*types.AttributeValueMemberN)
-	if !ok {
-		return 0
-	}
-	v, _ := strconv.Atoi(n.Value)
-	return v
-}
-
-func strAttr(av types.AttributeValue) string {
-	s, _ := av.(*types.AttributeValueMemberS)
-	if s == nil {
-		return ""
-	}
-	return s.Value
-}
-
-// nanosAttr reads a time stored as unix nanoseconds.
-func nanosAttr(av types.AttributeValue) time.Time {
-	v, ok := int64Attr(av)
-	if !ok {
-		return time.Time{}
-	}
-	return time.Unix(0, v).UTC()
-}
-
-// int64Attr reads a number attribute as an int64.
-func int64Attr(av types.AttributeValue) (int64, bool) {
-	n, ok := av.(*types.AttributeValueMemberN)
-	if !ok {
-		return 0, false
-	}
-	v, err := strconv.ParseInt(n.Value, 10, 64)
-	return v, err == nil
 }

@@ -11,19 +11,12 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// The table's key schema. template.yaml declares the same (a test compares
-// them), so the deployed table, the local server and the tests agree.
+// The table's indexes; their key attributes are in doc.go's table.
+// template.yaml declares the same (a test compares them), so the deployed
+// table, the local server and the tests agree.
 const (
-	AttrPK     = "PK"
-	AttrSK     = "SK"
-	AttrGSI1PK = "GSI1PK"
-	AttrGSI1SK = "GSI1SK"
-	IndexGSI1  = "GSI1"
-	AttrGSI2PK = "GSI2PK"
-	AttrGSI2SK = "GSI2SK"
-	IndexGSI2  = "GSI2"
-	// AttrTTL holds the unix second after which DynamoDB may delete an item.
-	AttrTTL = "ttl"
+	IndexGSI1 = "GSI1"
+	IndexGSI2 = "GSI2"
 )
 
 // TableSpec is the one definition of the table: keys, indexes, billing.

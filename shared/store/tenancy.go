@@ -78,11 +78,11 @@ func (s *Store) ClaimRepo(ctx context.Context, org, owner, name string, force bo
 func (s *Store) putOrgs(ctx context.Context, org string, item map[string]types.AttributeValue, force bool, holder func() (string, error), what string, args ...any) error {
 	put := &types.Put{Item: item}
 	if !force {
-		put.ConditionExpression = aws.String("attribute_not_exists(PK) OR org = :org")
+		put.ConditionExpression = aws.String(ifItemAbsent + " OR " + attrOrg + " = :org")
 		put.ExpressionAttributeValues = map[string]types.AttributeValue{":org": str(org)}
 	}
 	err := s.transact(ctx,
-		types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{Key: orgKey(org), ConditionExpression: aws.String("attribute_exists(PK)")}},
+		types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{Key: orgKey(org), ConditionExpression: aws.String(ifItemExists)}},
 		types.TransactWriteItem{Put: put},
 	)
 	switch {
@@ -113,7 +113,7 @@ func (s *Store) RepoClaimOf(ctx context.Context, owner, name string) (RepoClaim,
 // none.
 func (s *Store) ReleaseRepo(ctx context.Context, org, owner, name string) error {
 	err := s.transact(ctx, types.TransactWriteItem{Delete: &types.Delete{
-		Key: claimKey(owner, name), ConditionExpression: aws.String("org = :org"),
+		Key: claimKey(owner, name), ConditionExpression: aws.String(attrOrg + " = :org"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":org": str(org)},
 	}})
 	if errs.Is(err, errs.Conflict) {
@@ -170,7 +170,7 @@ func (s *Store) InstallationOf(ctx context.Context, id int64) (Installation, boo
 // did not record it.
 func (s *Store) RemoveInstallation(ctx context.Context, org string, id int64) error {
 	err := s.transact(ctx, types.TransactWriteItem{Delete: &types.Delete{
-		Key: installKey(id), ConditionExpression: aws.String("org = :org"),
+		Key: installKey(id), ConditionExpression: aws.String(attrOrg + " = :org"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":org": str(org)},
 	}})
 	if errs.Is(err, errs.Conflict) {
@@ -184,7 +184,7 @@ func (s *Store) Installations(ctx context.Context, org string) ([]Installation, 
 	var out []Installation
 	err := s.queryEach(ctx, &dynamodb.QueryInput{
 		IndexName:                 aws.String(IndexGSI1),
-		KeyConditionExpression:    aws.String("GSI1PK = :pk"),
+		KeyConditionExpression:    aws.String(gsi1PKIs),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(installsGSI1PK(org))},
 	}, func(item map[string]types.AttributeValue) error {
 		var in Installation
@@ -206,7 +206,7 @@ func sessionKey(id string) map[string]types.AttributeValue {
 // have expired (its ttl), after which its cookie is refused anyway.
 func (s *Store) RevokeSession(ctx context.Context, id string, expires time.Time) error {
 	item := sessionKey(id)
-	item[AttrTTL] = n64(expires.Unix() + 1)
+	item[AttrTTL] = num64(expires.Unix() + 1)
 	return s.putItem(ctx, &dynamodb.PutItemInput{Item: item})
 }
 

@@ -17,21 +17,6 @@ import (
 	"github.com/mainguard/mainguard/shared/testhealth"
 )
 
-// Names of attributes with a key in them: prefix, then the hour, day, cluster
-// or PR number. The failure item holds the cluster and pull-request ones;
-// the four per-hour counters are the earlier layout's (counters.go packs
-// them into one attribute now), still read and removed.
-const (
-	attrPassedHour    = "hp."
-	attrFailedHour    = "hf."
-	attrMonPassedHour = "mp."
-	attrMonFailedHour = "mf."
-	attrClusterCount  = "cc." // cc.{cluster}.{day}
-	attrClusterText   = "cs." // cs.{cluster}
-	attrClusterLast   = "cl." // cl.{cluster}
-	attrFailedPR      = "pr." // pr.{number} = time of the latest failed run
-)
-
 // GetTestCase reads one test case of a repository, consistently: one Query
 // of its items. Absent repository, absent test and another tenant's test
 // are the same NotFound.
@@ -42,7 +27,7 @@ func (s *Store) GetTestCase(ctx context.Context, org string, repo repository.Ref
 // readTest reads a test's items (counter, failure, meta) in one Query.
 func (s *Store) readTest(ctx context.Context, org string, repo repository.Ref, id string, consistent bool) (testhealth.TestCase, error) {
 	out, err := s.query(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :test)"),
+		KeyConditionExpression: aws.String(pkIs + " AND begins_with(" + AttrSK + ", :test)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(testPK(org, repo, id)), ":test": str(skTest),
 		},
@@ -147,8 +132,34 @@ func (s *Store) readTests(ctx context.Context, org string, repo repository.Ref, 
 // counters from their names. A counter item alone has no id: the test is
 // known only once its meta item is written.
 func readTestCase(items ...map[string]types.AttributeValue) (testhealth.TestCase, error) {
+	merged := mergeItems(items)
+	var tc testhealth.TestCase
+	if err := unmarshal(merged, &tc); err != nil {
+		return testhealth.TestCase{}, err
+	}
+	sizeHourMaps(&tc, merged)
+	for name, av := range merged {
+		if readHourAttr(&tc, name, av) {
+			continue
+		}
+		readHealthAttr(&tc, name, av)
+		readCounterAttr(&tc, name, av)
+		readFailureAttr(&tc, name, av)
+	}
+	for _, m := range []*map[string]int{&tc.PassedByHour, &tc.FailedByHour, &tc.MonitoredPassedByHour, &tc.MonitoredFailedByHour} {
+		if len(*m) == 0 {
+			*m = nil // as before sizing: none is nil
+		}
+	}
+	return tc, nil
+}
+
+// mergeItems merges a test's items into one attribute map, in sort-key
+// order (TEST, TEST#FAIL, TEST#META): where two hold an attribute, the
+// meta item wins.
+func mergeItems(items []map[string]types.AttributeValue) map[string]types.AttributeValue {
 	slices.SortFunc(items, func(a, b map[string]types.AttributeValue) int {
-		return strings.Compare(skOf(a), skOf(b)) // TEST, TEST#FAIL, TEST#META: the meta item wins
+		return strings.Compare(skOf(a), skOf(b))
 	})
 	merged := map[string]types.AttributeValue{}
 	for _, item := range items {
@@ -156,36 +167,13 @@ func readTestCase(items ...map[string]types.AttributeValue) (testhealth.TestCase
 			merged[k] = v
 		}
 	}
-	var tc testhealth.TestCase
-	if err := unmarshal(merged, &tc); err != nil {
-		return testhealth.TestCase{}, err
-	}
-	count := func(m *map[string]int, k string, av types.AttributeValue) {
-		n, ok := av.(*types.AttributeValueMemberN)
-		if !ok {
-			return
-		}
-		v, err := strconv.Atoi(n.Value)
-		if err != nil {
-			return
-		}
-		if *m == nil {
-			*m = map[string]int{}
-		}
-		(*m)[k] += v
-	}
-	cluster := func(k string) testhealth.FailureCluster {
-		if tc.Failures == nil {
-			tc.Failures = map[string]testhealth.FailureCluster{}
-		}
-		c := tc.Failures[k]
-		if c.ByDay == nil {
-			c.ByDay = map[string]int{}
-		}
-		return c
-	}
-	// A mature test has some 200 hours: maps sized once, not grown. Most
-	// are packed (attrFoldedHours), at least 5 bytes an hour.
+	return merged
+}
+
+// sizeHourMaps makes tc's hour maps once, at their size: a mature test has
+// some 200 hours. Most are packed (attrFoldedHours), at least 5 bytes an
+// hour.
+func sizeHourMaps(tc *testhealth.TestCase, merged map[string]types.AttributeValue) {
 	hours := 0
 	for name, av := range merged {
 		switch {
@@ -201,111 +189,120 @@ func readTestCase(items ...map[string]types.AttributeValue) (testhealth.TestCase
 		tc.PassedByHour, tc.MonitoredPassedByHour = make(map[string]int, hours), make(map[string]int, hours)
 		tc.FailedByHour, tc.MonitoredFailedByHour = make(map[string]int, hours/4), make(map[string]int, hours/4)
 	}
-	for name, av := range merged {
-		if h, ok := numbered(name, attrHour); ok {
-			if c, ok := unpackHour(av); ok {
-				addHour(&tc, strconv.FormatInt(h, 10), c)
-			}
-			continue
+}
+
+// readHourAttr adds an hour's packed counters (the counter item's, or the
+// meta item's folded ones, packed or one attribute each) to tc, and
+// reports whether name was one of those.
+func readHourAttr(tc *testhealth.TestCase, name string, av types.AttributeValue) bool {
+	if h, ok := numbered(name, attrHour); ok {
+		if c, ok := unpackHour(av); ok {
+			addHour(tc, strconv.FormatInt(h, 10), c)
 		}
-		if name == attrFoldedHours {
-			if b, ok := av.(*types.AttributeValueMemberB); ok {
-				unpackHours(b.Value, func(h int64, c hourCounts) { addHour(&tc, strconv.FormatInt(h, 10), c) })
-			}
-			continue
+		return true
+	}
+	if name == attrFoldedHours {
+		if b, ok := av.(*types.AttributeValueMemberB); ok {
+			unpackHours(b.Value, func(h int64, c hourCounts) { addHour(tc, strconv.FormatInt(h, 10), c) })
 		}
-		if h, ok := numbered(name, attrOldHour); ok {
-			if c, ok := unpackHour(av); ok {
-				addHour(&tc, strconv.FormatInt(h, 10), c)
-			}
-			continue
+		return true
+	}
+	if h, ok := numbered(name, attrOldHour); ok {
+		if c, ok := unpackHour(av); ok {
+			addHour(tc, strconv.FormatInt(h, 10), c)
 		}
-		readHealthAttr(&tc, name, av)
-		switch {
-		case name == "lr":
-			if t := nanosAttr(av); t.After(tc.LastRun) {
-				tc.LastRun = t
-			}
-		case name == "sv":
-			if tc.Status.Value == "" {
-				tc.Status.Value = strAttr(av)
-			}
-		case strings.HasPrefix(name, attrPassedHour):
-			count(&tc.PassedByHour, name[len(attrPassedHour):], av)
-		case strings.HasPrefix(name, attrFailedHour):
-			count(&tc.FailedByHour, name[len(attrFailedHour):], av)
-		case strings.HasPrefix(name, attrMonPassedHour):
-			count(&tc.MonitoredPassedByHour, name[len(attrMonPassedHour):], av)
-		case strings.HasPrefix(name, attrMonFailedHour):
-			count(&tc.MonitoredFailedByHour, name[len(attrMonFailedHour):], av)
-		case strings.HasPrefix(name, attrClusterCount):
-			k, day, ok := strings.Cut(name[len(attrClusterCount):], ".")
-			if !ok {
-				continue
-			}
-			c := cluster(k)
-			count(&c.ByDay, day, av)
-			tc.Failures[k] = c
-		case strings.HasPrefix(name, attrClusterText):
-			k := name[len(attrClusterText):]
-			c := cluster(k)
-			c.Summary = strAttr(av)
-			tc.Failures[k] = c
-		case strings.HasPrefix(name, attrClusterLast):
-			k := name[len(attrClusterLast):]
-			c := cluster(k)
-			c.Last = timeAttr(av)
-			tc.Failures[k] = c
-		case strings.HasPrefix(name, attrFailedPR):
+		return true
+	}
+	return false
+}
+
+// readCounterAttr reads the counter item's latest run and status value,
+// and the earlier layout's per-hour counters, one attribute each.
+func readCounterAttr(tc *testhealth.TestCase, name string, av types.AttributeValue) {
+	switch {
+	case name == attrLastRun:
+		if t := nanosAttr(av); t.After(tc.LastRun) {
+			tc.LastRun = t
+		}
+	case name == attrStatusValue:
+		if tc.Status.Value == "" {
+			tc.Status.Value = strAttr(av)
+		}
+	case strings.HasPrefix(name, attrPassedHour):
+		addCount(&tc.PassedByHour, name[len(attrPassedHour):], av)
+	case strings.HasPrefix(name, attrFailedHour):
+		addCount(&tc.FailedByHour, name[len(attrFailedHour):], av)
+	case strings.HasPrefix(name, attrMonPassedHour):
+		addCount(&tc.MonitoredPassedByHour, name[len(attrMonPassedHour):], av)
+	case strings.HasPrefix(name, attrMonFailedHour):
+		addCount(&tc.MonitoredFailedByHour, name[len(attrMonFailedHour):], av)
+	}
+}
+
+// readFailureAttr reads the failure item's clusters and pull requests, and
+// the meta item's packed pull-request times.
+func readFailureAttr(tc *testhealth.TestCase, name string, av types.AttributeValue) {
+	switch {
+	case strings.HasPrefix(name, attrClusterCount):
+		k, day, ok := strings.Cut(name[len(attrClusterCount):], ".")
+		if !ok {
+			return
+		}
+		c := clusterOf(tc, k)
+		addCount(&c.ByDay, day, av)
+		tc.Failures[k] = c
+	case strings.HasPrefix(name, attrClusterText):
+		k := name[len(attrClusterText):]
+		c := clusterOf(tc, k)
+		c.Summary = strAttr(av)
+		tc.Failures[k] = c
+	case strings.HasPrefix(name, attrClusterLast):
+		k := name[len(attrClusterLast):]
+		c := clusterOf(tc, k)
+		c.Last = timeAttr(av)
+		tc.Failures[k] = c
+	case strings.HasPrefix(name, attrFailedPR):
+		if tc.FailedPRs == nil {
+			tc.FailedPRs = map[string]time.Time{}
+		}
+		laterPR(tc.FailedPRs, name[len(attrFailedPR):], timeAttr(av))
+	case name == attrPackedPRs:
+		if b, ok := av.(*types.AttributeValueMemberB); ok {
 			if tc.FailedPRs == nil {
 				tc.FailedPRs = map[string]time.Time{}
 			}
-			laterPR(tc.FailedPRs, name[len(attrFailedPR):], timeAttr(av))
-		case name == attrPackedPRs:
-			if b, ok := av.(*types.AttributeValueMemberB); ok {
-				if tc.FailedPRs == nil {
-					tc.FailedPRs = map[string]time.Time{}
-				}
-				unpackPRs(b.Value, tc.FailedPRs)
-			}
+			unpackPRs(b.Value, tc.FailedPRs)
 		}
 	}
-	for _, m := range []*map[string]int{&tc.PassedByHour, &tc.FailedByHour, &tc.MonitoredPassedByHour, &tc.MonitoredFailedByHour} {
-		if len(*m) == 0 {
-			*m = nil // as before sizing: none is nil
-		}
-	}
-	return tc, nil
 }
 
-// skOf is an item's sort key.
-func skOf(item map[string]types.AttributeValue) string { return strAttr(item[AttrSK]) }
-
-// timeAttr reads a time of a failure item: unix milliseconds (what the API
-// shows, in fewer bytes than text) or, as the earlier layout had it,
-// RFC 3339 text.
-func timeAttr(av types.AttributeValue) time.Time {
-	if n, ok := av.(*types.AttributeValueMemberN); ok {
-		ms, err := strconv.ParseInt(n.Value, 10, 64)
-		if err != nil {
-			return time.Time{}
-		}
-		return time.UnixMilli(ms).UTC()
-	}
-	s, ok := av.(*types.AttributeValueMemberS)
+// addCount adds a number attribute to (*m)[k], making the map when nil;
+// anything else is left out.
+func addCount(m *map[string]int, k string, av types.AttributeValue) {
+	n, ok := av.(*types.AttributeValueMemberN)
 	if !ok {
-		return time.Time{}
+		return
 	}
-	t, _ := time.Parse(time.RFC3339Nano, s.Value)
-	return t
+	v, err := strconv.Atoi(n.Value)
+	if err != nil {
+		return
+	}
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	(*m)[k] += v
 }
 
-func num(n int) *types.AttributeValueMemberN {
-	return &types.AttributeValueMemberN{Value: strconv.Itoa(n)}
-}
-
-func timeStr(t time.Time) *types.AttributeValueMemberS {
-	return str(t.UTC().Format(time.RFC3339Nano))
+// clusterOf is tc's failure cluster k, with its maps made.
+func clusterOf(tc *testhealth.TestCase, k string) testhealth.FailureCluster {
+	if tc.Failures == nil {
+		tc.Failures = map[string]testhealth.FailureCluster{}
+	}
+	c := tc.Failures[k]
+	if c.ByDay == nil {
+		c.ByDay = map[string]int{}
+	}
+	return c
 }
 
 // PutTestCase writes a whole test: its counter, meta and failure items and
@@ -313,44 +310,42 @@ func timeStr(t time.Time) *types.AttributeValueMemberS {
 // whole writes are for seeding and tests. Every hour goes to the counter
 // item; runs counted as monitored beyond a test's totals are not kept.
 func (s *Store) PutTestCase(ctx context.Context, tc testhealth.TestCase) error {
+	meta, err := marshal(tc, metaKey(tc.Org, tc.Repo, tc.ID))
+	if err != nil {
+		return err
+	}
+	for _, a := range []string{attrRev, attrLastRunTime, attrStreak} { // the counter item's
+		delete(meta, a)
+	}
+	if len(tc.FailedPRs) > 0 {
+		meta[attrPackedPRs] = &types.AttributeValueMemberB{Value: packPRs(tc.FailedPRs)}
+	}
+	actions := []types.TransactWriteItem{{Put: &types.Put{Item: counterItem(tc)}}, {Put: &types.Put{Item: meta}}}
+	if fail := failureItem(tc); len(fail) > 2 {
+		actions = append(actions, types.TransactWriteItem{Put: &types.Put{Item: fail}})
+	}
+	return s.transact(ctx, append(actions, indexEntryWrite(tc))...)
+}
+
+// counterItem is tc's whole counter item, as PutTestCase writes it.
+func counterItem(tc testhealth.TestCase) map[string]types.AttributeValue {
 	hot := testKey(tc.Org, tc.Repo, tc.ID)
-	hours := map[string]hourCounts{}
-	for h, n := range tc.MonitoredPassedByHour {
-		c := hours[h]
-		c.mp = n
-		hours[h] = c
-	}
-	for h, n := range tc.MonitoredFailedByHour {
-		c := hours[h]
-		c.mf = n
-		hours[h] = c
-	}
-	for h, n := range tc.PassedByHour {
-		c := hours[h]
-		c.op = max(0, n-c.mp)
-		hours[h] = c
-	}
-	for h, n := range tc.FailedByHour {
-		c := hours[h]
-		c.of = max(0, n-c.mf)
-		hours[h] = c
-	}
-	for h, c := range hours {
+	for h, c := range hourCountsOf(tc) {
 		hot[attrHour+h] = c.number()
 	}
-	hot["rev"] = num(tc.Rev)
-	hot["ih"] = str(identityHash(tc))
+	hot[attrRev] = num(tc.Rev)
+	hot[attrIdentityHash] = str(identityHash(tc))
 	if tc.Codeowners != nil {
-		hot["oh"] = str(ownersHash(tc.Codeowners))
+		hot[attrOwnersHash] = str(ownersHash(tc.Codeowners))
 	}
 	if tc.Streak != 0 {
-		hot["streak"] = num(tc.Streak)
+		hot[attrStreak] = num(tc.Streak)
 	}
 	if !tc.LastRun.IsZero() {
-		hot["lr"] = num64(tc.LastRun.UnixNano())
+		hot[attrLastRun] = num64(tc.LastRun.UnixNano())
 	}
 	if tc.Status.Value != "" {
-		hot["sv"] = str(tc.Status.Value)
+		hot[attrStatusValue] = str(tc.Status.Value)
 	}
 	if tc.LastUpload != "" {
 		for code, o := range outcomes {
@@ -381,19 +376,44 @@ func (s *Store) PutTestCase(ctx context.Context, tc testhealth.TestCase) error {
 		hot[attrQuarantineUntil] = num64(until.Unix())
 	}
 	if tc.QuarantineOverride != "" {
-		hot["qo"] = str(tc.QuarantineOverride)
+		hot[attrOverride] = str(tc.QuarantineOverride)
 	}
 	if tc.Flake != nil {
-		hot["fa"] = num64(tc.Flake.At.UnixNano())
+		hot[attrFlakeAt] = num64(tc.Flake.At.UnixNano())
 	}
-	meta, err := marshal(tc, metaKey(tc.Org, tc.Repo, tc.ID))
-	if err != nil {
-		return err
+	return hot
+}
+
+// hourCountsOf packs tc's hour maps into the counter item's hours: the
+// monitored runs, and the others beyond them.
+func hourCountsOf(tc testhealth.TestCase) map[string]hourCounts {
+	hours := map[string]hourCounts{}
+	for h, n := range tc.MonitoredPassedByHour {
+		c := hours[h]
+		c.mp = n
+		hours[h] = c
 	}
-	for _, a := range []string{"rev", "last_run", "streak"} { // the counter item's
-		delete(meta, a)
+	for h, n := range tc.MonitoredFailedByHour {
+		c := hours[h]
+		c.mf = n
+		hours[h] = c
 	}
-	actions := []types.TransactWriteItem{{Put: &types.Put{Item: hot}}, {Put: &types.Put{Item: meta}}}
+	for h, n := range tc.PassedByHour {
+		c := hours[h]
+		c.op = max(0, n-c.mp)
+		hours[h] = c
+	}
+	for h, n := range tc.FailedByHour {
+		c := hours[h]
+		c.of = max(0, n-c.mf)
+		hours[h] = c
+	}
+	return hours
+}
+
+// failureItem is tc's failure item, as PutTestCase writes it: its keys
+// alone when tc has no failure cluster.
+func failureItem(tc testhealth.TestCase) map[string]types.AttributeValue {
 	fail := failKey(tc.Org, tc.Repo, tc.ID)
 	for k, c := range tc.Failures {
 		fail[attrClusterText+k] = str(c.Summary)
@@ -402,13 +422,7 @@ func (s *Store) PutTestCase(ctx context.Context, tc testhealth.TestCase) error {
 			fail[attrClusterCount+k+"."+d] = num(n)
 		}
 	}
-	if len(tc.FailedPRs) > 0 {
-		meta[attrPackedPRs] = &types.AttributeValueMemberB{Value: packPRs(tc.FailedPRs)}
-	}
-	if len(fail) > 2 {
-		actions = append(actions, types.TransactWriteItem{Put: &types.Put{Item: fail}})
-	}
-	return s.transact(ctx, append(actions, indexEntryWrite(tc))...)
+	return fail
 }
 
 // droppedHours names the counter attributes of the hours before has and
@@ -478,11 +492,11 @@ func (s *Store) LinkTicket(ctx context.Context, org string, repo repository.Ref,
 	}
 	err = s.transact(ctx,
 		types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-			Key: testKey(org, repo, id), ConditionExpression: aws.String("attribute_exists(PK)"),
+			Key: testKey(org, repo, id), ConditionExpression: aws.String(ifItemExists),
 		}},
 		types.TransactWriteItem{Update: &types.Update{
 			Key:                       metaKey(org, repo, id),
-			UpdateExpression:          aws.String("SET ticket = :t"),
+			UpdateExpression:          aws.String("SET " + attrTicket + " = :t"),
 			ExpressionAttributeValues: map[string]types.AttributeValue{":t": &types.AttributeValueMemberM{Value: tav}},
 		}},
 		types.TransactWriteItem{Put: put},

@@ -112,7 +112,7 @@ func (s *Store) CreateUpload(ctx context.Context, u Upload) error {
 	item[AttrGSI2PK] = str(pendingPK(u.Org))
 	item[AttrGSI2SK] = str(pendingSK(u.ResumeAt, u.ID))
 	item[AttrTTL] = &types.AttributeValueMemberN{Value: strconv.FormatInt(u.CreatedAt.Add(RunRetention).Unix(), 10)}
-	return s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+	return s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String(ifItemAbsent)})
 }
 
 // GetUpload reads an upload of org; NotFound when absent.
@@ -137,21 +137,21 @@ func (s *Store) FinishUpload(ctx context.Context, u Upload) error {
 		return err
 	}
 	up := newUpdate()
-	for _, attr := range []string{"state", "reason", "finished_at", "Files", "Tests", "Runs", "Passed", "Failed", "Skipped", "SHA", "Branch", "PR", "failed_tests", "failed_tests_total", "runs_at", "guarded", "guard_cases", "guard_failed"} {
+	for _, attr := range []string{attrState, attrReason, attrFinishedAt, attrFiles, attrTests, attrRuns, attrPassed, attrFailed, attrSkipped, attrUploadSHA, attrUploadBranch, attrUploadPR, attrFailedTests, attrFailedTestsTotal, attrRunsAt, attrGuarded, attrGuardCases, attrGuardFailed} {
 		if v, ok := item[attr]; ok {
 			up.setTo(attr, v)
 		}
 	}
 	// A finished upload leaves the pending index, for the evidence index
 	// when it is a failed test-branch run.
-	remove := []string{up.name("lease"), up.name("lease_until"), up.name("resume_at")}
+	remove := []string{up.name(attrLease), up.name(attrLeaseUntil), up.name(attrResumeAt)}
 	if u.Evidence && len(u.FailedTests) > 0 && u.SHA != "" && u.State == UploadIngested {
 		up.setTo(AttrGSI2PK, str(shaUploadsPK(u.Org, u.Repo, u.SHA)))
 		up.setTo(AttrGSI2SK, str(u.CreatedAt.UTC().Format(SortableTime)+"#"+u.ID))
 	} else {
 		remove = append(remove, up.name(AttrGSI2PK), up.name(AttrGSI2SK))
 	}
-	cond := up.name("state") + " = " + up.value(str(UploadCreated))
+	cond := up.name(attrState) + " = " + up.value(str(UploadCreated))
 	_, err = s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		Key: uploadKey(u.Org, u.ID), UpdateExpression: aws.String(withRemove(up.expression(), remove)),
 		ConditionExpression:      aws.String(cond),
@@ -170,13 +170,13 @@ func (s *Store) FinishUpload(ctx context.Context, u Upload) error {
 // holds it or it is finished; NotFound when there is no such upload.
 func (s *Store) ClaimUpload(ctx context.Context, org, id, lease string, until time.Time) error {
 	up := newUpdate()
-	up.setTo("lease", str(lease))
-	up.setTo("lease_until", str(until.UTC().Format(SortableTime))) // compared as text: fixed width
+	up.setTo(attrLease, str(lease))
+	up.setTo(attrLeaseUntil, str(until.UTC().Format(SortableTime))) // compared as text: fixed width
 	resume := until.Add(ResumeGrace)
-	up.setTo("resume_at", timeStr(resume))
+	up.setTo(attrResumeAt, timeStr(resume))
 	up.setTo(AttrGSI2SK, str(pendingSK(resume, id)))
-	st, l, lu := up.name("state"), up.name("lease"), up.name("lease_until")
-	cond := "attribute_exists(PK) AND " + st + " = " + up.value(str(UploadCreated)) +
+	st, l, lu := up.name(attrState), up.name(attrLease), up.name(attrLeaseUntil)
+	cond := ifItemExists + " AND " + st + " = " + up.value(str(UploadCreated)) +
 		" AND (attribute_not_exists(" + l + ") OR " + l + " = " + up.value(str(lease)) +
 		" OR " + lu + " < " + up.value(str(s.now().UTC().Format(SortableTime))) + ")"
 	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
@@ -193,7 +193,7 @@ func (s *Store) ClaimUpload(ctx context.Context, org, id, lease string, until ti
 func (s *Store) DueUploads(ctx context.Context, org string, now time.Time, limit int32) ([]Upload, error) {
 	out, err := s.query(ctx, &dynamodb.QueryInput{
 		IndexName:              aws.String(IndexGSI2),
-		KeyConditionExpression: aws.String("GSI2PK = :pk AND GSI2SK < :now"),
+		KeyConditionExpression: aws.String(gsi2PKIs + " AND " + AttrGSI2SK + " < :now"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(pendingPK(org)), ":now": str(now.UTC().Format(SortableTime)),
 		},
@@ -218,7 +218,7 @@ func (s *Store) TestBranchUploads(ctx context.Context, org string, repo reposito
 	var out []Upload
 	err := s.queryEach(ctx, &dynamodb.QueryInput{
 		IndexName:              aws.String(IndexGSI2),
-		KeyConditionExpression: aws.String("GSI2PK = :pk AND GSI2SK >= :since"),
+		KeyConditionExpression: aws.String(gsi2PKIs + " AND " + AttrGSI2SK + " >= :since"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(shaUploadsPK(org, repo, sha)), ":since": str(since.UTC().Format(SortableTime)),
 		},
@@ -237,7 +237,7 @@ func (s *Store) TestBranchUploads(ctx context.Context, org string, repo reposito
 func (s *Store) ListUploads(ctx context.Context, org string, limit int32) ([]Upload, error) {
 	out, err := s.query(ctx, &dynamodb.QueryInput{
 		IndexName:                 aws.String(IndexGSI1),
-		KeyConditionExpression:    aws.String("GSI1PK = :pk"),
+		KeyConditionExpression:    aws.String(gsi1PKIs),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(orgPK(org) + "#UPLOADS")},
 		ScanIndexForward:          aws.Bool(false),
 		Limit:                     aws.Int32(limit),
@@ -246,19 +246,6 @@ func (s *Store) ListUploads(ctx context.Context, org string, limit int32) ([]Upl
 		return nil, err
 	}
 	return unmarshalAll[Upload](out.Items)
-}
-
-// unmarshalAll decodes the items of a query page.
-func unmarshalAll[T any](items []map[string]types.AttributeValue) ([]T, error) {
-	out := make([]T, 0, len(items))
-	for _, item := range items {
-		var v T
-		if err := unmarshal(item, &v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 // Secret returns the deployment's secret of the given name (32 random
@@ -277,8 +264,8 @@ func (s *Store) Secret(ctx context.Context, name string, fresh func() []byte) ([
 	if !errs.Is(err, errs.NotFound) {
 		return nil, err
 	}
-	item := map[string]types.AttributeValue{AttrPK: k[AttrPK], AttrSK: k[AttrSK], "value": &types.AttributeValueMemberB{Value: fresh()}}
-	err = s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")})
+	item := map[string]types.AttributeValue{AttrPK: k[AttrPK], AttrSK: k[AttrSK], attrValue: &types.AttributeValueMemberB{Value: fresh()}}
+	err = s.putItem(ctx, &dynamodb.PutItemInput{Item: item, ConditionExpression: aws.String(ifItemAbsent)})
 	if err != nil && !errs.Is(err, errs.Conflict) {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -104,9 +103,9 @@ func (s *Store) AddWebhookEndpoint(ctx context.Context, org string, ep WebhookEn
 	}
 	err = s.transact(ctx,
 		types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
-			Key: orgKey(org), ConditionExpression: aws.String("attribute_exists(PK)"),
+			Key: orgKey(org), ConditionExpression: aws.String(ifItemExists),
 		}},
-		types.TransactWriteItem{Put: &types.Put{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+		types.TransactWriteItem{Put: &types.Put{Item: item, ConditionExpression: aws.String(ifItemAbsent)}},
 	)
 	switch {
 	case failedAction(err, 0):
@@ -131,7 +130,7 @@ func (s *Store) WebhookEndpoint(ctx context.Context, org, id string) (WebhookEnd
 func (s *Store) WebhookEndpoints(ctx context.Context, org string) ([]WebhookEndpoint, error) {
 	var out []WebhookEndpoint
 	err := s.queryEach(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :sk)"),
+		KeyConditionExpression: aws.String(pkIs + " AND begins_with(" + AttrSK + ", :sk)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(orgPK(org)), ":sk": str("WEBHOOK#"),
 		},
@@ -151,7 +150,7 @@ func (s *Store) WebhookEndpoints(ctx context.Context, org string) ([]WebhookEndp
 func (s *Store) RemoveWebhookEndpoint(ctx context.Context, org, id string) error {
 	// A one-action transaction: the store's DB interface has no DeleteItem.
 	err := s.transact(ctx, types.TransactWriteItem{Delete: &types.Delete{
-		Key: endpointKey(org, id), ConditionExpression: aws.String("attribute_exists(PK)"),
+		Key: endpointKey(org, id), ConditionExpression: aws.String(ifItemExists),
 	}})
 	if failedAction(err, 0) {
 		return errs.Wrap(errs.NotFound, err, "organization %q has no webhook endpoint %s", org, id)
@@ -168,8 +167,8 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, org, id, secret string)
 	until := s.now().UTC().Add(SecretRotationGrace)
 	attrs, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		Key:                 endpointKey(org, id),
-		UpdateExpression:    aws.String("SET previous_secret = secret, previous_until = :until, secret = :new"),
-		ConditionExpression: aws.String("attribute_exists(PK)"),
+		UpdateExpression:    aws.String("SET " + attrPreviousSecret + " = " + attrSecret + ", " + attrPreviousUntil + " = :until, " + attrSecret + " = :new"),
+		ConditionExpression: aws.String(ifItemExists),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":until": str(until.Format(time.RFC3339Nano)), ":new": str(secret),
 		},
@@ -206,13 +205,9 @@ func outboxSK(due time.Time, id string) string { return due.UTC().Format(Sortabl
 // first cycle has no attribute.
 func cycleIs(cycle int) string {
 	if cycle == 0 {
-		return "(attribute_not_exists(delivery_cycle) OR delivery_cycle = :cycle)"
+		return "(attribute_not_exists(" + attrDeliveryCycle + ") OR " + attrDeliveryCycle + " = :cycle)"
 	}
-	return "delivery_cycle = :cycle"
-}
-
-func n64(n int64) *types.AttributeValueMemberN {
-	return &types.AttributeValueMemberN{Value: strconv.FormatInt(n, 10)}
+	return attrDeliveryCycle + " = :cycle"
 }
 
 // EnqueueEvent puts an event in the outbox on its own. Events caused by a
@@ -234,7 +229,7 @@ func (s *Store) EnqueueEvent(ctx context.Context, org string, ev Event) error {
 func (s *Store) DueEvents(ctx context.Context, org string, now time.Time, limit int32, after string) ([]OutboxEvent, string, error) {
 	in := &dynamodb.QueryInput{
 		IndexName:              aws.String(IndexGSI1),
-		KeyConditionExpression: aws.String("GSI1PK = :pk AND GSI1SK < :upper"),
+		KeyConditionExpression: aws.String(gsi1PKIs + " AND " + AttrGSI1SK + " < :upper"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(outboxPK(org)),
 			// '$' sorts just after '#': every key whose time is <= now.
@@ -296,9 +291,9 @@ func (s *Store) OutboxEvent(ctx context.Context, org, id string) (OutboxEvent, e
 func (s *Store) RescheduleEvent(ctx context.Context, org, id string, cycle int, due time.Time) error {
 	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		Key:                       eventKey(org, id),
-		UpdateExpression:          aws.String("SET GSI1SK = :sk"),
-		ConditionExpression:       aws.String("attribute_exists(GSI1PK) AND " + cycleIs(cycle)),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":sk": str(outboxSK(due, id)), ":cycle": n64(int64(cycle))},
+		UpdateExpression:          aws.String("SET " + AttrGSI1SK + " = :sk"),
+		ConditionExpression:       aws.String("attribute_exists(" + AttrGSI1PK + ") AND " + cycleIs(cycle)),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":sk": str(outboxSK(due, id)), ":cycle": num64(int64(cycle))},
 	})
 	return err
 }
@@ -309,9 +304,9 @@ func (s *Store) RescheduleEvent(ctx context.Context, org, id string, cycle int, 
 func (s *Store) FinishEvent(ctx context.Context, org, id string, cycle int) error {
 	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		Key:                       eventKey(org, id),
-		UpdateExpression:          aws.String("REMOVE GSI1PK, GSI1SK"),
-		ConditionExpression:       aws.String("attribute_exists(GSI1PK) AND " + cycleIs(cycle)),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":cycle": n64(int64(cycle))},
+		UpdateExpression:          aws.String("REMOVE " + AttrGSI1PK + ", " + AttrGSI1SK),
+		ConditionExpression:       aws.String("attribute_exists(" + AttrGSI1PK + ") AND " + cycleIs(cycle)),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":cycle": num64(int64(cycle))},
 	})
 	return err
 }
@@ -323,12 +318,12 @@ func (s *Store) ReplayEvent(ctx context.Context, org, id string) (OutboxEvent, e
 	now := s.now().UTC()
 	attrs, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		Key:                      eventKey(org, id),
-		UpdateExpression:         aws.String("SET GSI1PK = :pk, GSI1SK = :sk, delivery_cycle = if_not_exists(delivery_cycle, :zero) + :one, #ttl = :ttl"),
-		ConditionExpression:      aws.String("attribute_exists(PK) AND attribute_not_exists(GSI1PK)"),
+		UpdateExpression:         aws.String("SET " + AttrGSI1PK + " = :pk, " + AttrGSI1SK + " = :sk, " + attrDeliveryCycle + " = if_not_exists(" + attrDeliveryCycle + ", :zero) + :one, #ttl = :ttl"),
+		ConditionExpression:      aws.String(ifItemExists + " AND attribute_not_exists(" + AttrGSI1PK + ")"),
 		ExpressionAttributeNames: map[string]string{"#ttl": AttrTTL},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":pk": str(outboxPK(org)), ":sk": str(outboxSK(now, id)), ":zero": n64(0), ":one": n64(1),
-			":ttl": n64(now.Add(EventRetention).Unix()),
+			":pk": str(outboxPK(org)), ":sk": str(outboxSK(now, id)), ":zero": num64(0), ":one": num64(1),
+			":ttl": num64(now.Add(EventRetention).Unix()),
 		},
 		ReturnValues: types.ReturnValueAllNew,
 	})
@@ -389,7 +384,7 @@ func deliveryKey(org, event, endpoint string) map[string]types.AttributeValue {
 func (s *Store) Deliveries(ctx context.Context, org, eventID string) ([]Delivery, error) {
 	var out []Delivery
 	err := s.queryEach(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :sk)"),
+		KeyConditionExpression: aws.String(pkIs + " AND begins_with(" + AttrSK + ", :sk)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(eventPartition(org, eventID)), ":sk": str("DELIVERY#"),
 		},
@@ -430,35 +425,24 @@ func (s *Store) ClaimDelivery(ctx context.Context, org string, c Claim) error {
 	if c.Attempt < 1 {
 		return errs.E(errs.Internal, "attempt numbers start at 1")
 	}
-	cond := "delivery_cycle = :cycle AND attempts = :prev AND #st = :pending AND next_at <= :now"
+	cond := attrDeliveryCycle + " = :cycle AND " + attrAttempts + " = :prev AND #st = :pending AND " + attrNextAt + " <= :now"
 	if c.Attempt == 1 {
-		cond = "attribute_not_exists(PK) OR delivery_cycle < :cycle"
+		cond = ifItemAbsent + " OR " + attrDeliveryCycle + " < :cycle"
 	}
 	_, err := s.updateItem(ctx, &dynamodb.UpdateItemInput{
 		Key: deliveryKey(org, c.EventID, c.EndpointID),
-		UpdateExpression: aws.String("SET event_id = :ev, endpoint_id = :ep, delivery_cycle = :cycle, attempts = :n, " +
-			"#st = :pending, next_at = :lease, #ttl = :ttl"),
+		UpdateExpression: aws.String("SET " + attrEventID + " = :ev, " + attrEndpointID + " = :ep, " + attrDeliveryCycle + " = :cycle, " + attrAttempts + " = :n, " +
+			"#st = :pending, " + attrNextAt + " = :lease, #ttl = :ttl"),
 		ConditionExpression:      aws.String(cond),
-		ExpressionAttributeNames: map[string]string{"#st": "state", "#ttl": AttrTTL},
+		ExpressionAttributeNames: map[string]string{"#st": attrState, "#ttl": AttrTTL},
 		ExpressionAttributeValues: pruneUnused(cond, map[string]types.AttributeValue{
-			":ev": str(c.EventID), ":ep": str(c.EndpointID), ":cycle": n64(int64(c.Cycle)),
-			":n": n64(int64(c.Attempt)), ":prev": n64(int64(c.Attempt - 1)), ":pending": str(string(DeliveryPending)),
+			":ev": str(c.EventID), ":ep": str(c.EndpointID), ":cycle": num64(int64(c.Cycle)),
+			":n": num64(int64(c.Attempt)), ":prev": num64(int64(c.Attempt - 1)), ":pending": str(string(DeliveryPending)),
 			":now": str(c.Now.UTC().Format(SortableTime)), ":lease": str(c.LeaseUntil.UTC().Format(SortableTime)),
-			":ttl": n64(c.Now.Add(EventRetention).Unix()),
+			":ttl": num64(c.Now.Add(EventRetention).Unix()),
 		}, ":ev", ":ep", ":cycle", ":n", ":pending", ":lease", ":ttl"),
 	})
 	return err
-}
-
-// pruneUnused drops the values neither cond nor the always-used names
-// mention: DynamoDB refuses unused expression attribute values.
-func pruneUnused(cond string, vals map[string]types.AttributeValue, always ...string) map[string]types.AttributeValue {
-	for k := range vals {
-		if !slices.Contains(always, k) && !strings.Contains(cond, k) {
-			delete(vals, k)
-		}
-	}
-	return vals
 }
 
 // DeliveryAttempt is one entry of the delivery log.
@@ -486,19 +470,19 @@ func (s *Store) RecordDeliveryAttempt(ctx context.Context, org string, a Deliver
 	}
 	item[AttrGSI1PK] = str(attemptsGSI1PK(org, a.EndpointID))
 	item[AttrGSI1SK] = str(fmt.Sprintf("%s#%s#%04d#%02d", a.At.UTC().Format(SortableTime), a.EventID, a.Cycle, a.Attempt))
-	item[AttrTTL] = n64(a.At.Add(EventRetention).Unix())
+	item[AttrTTL] = num64(a.At.Add(EventRetention).Unix())
 	err = s.transact(ctx,
 		types.TransactWriteItem{Update: &types.Update{
 			Key:                      deliveryKey(org, a.EventID, a.EndpointID),
-			UpdateExpression:         aws.String("SET #st = :st, next_at = :next"),
-			ConditionExpression:      aws.String("delivery_cycle = :cycle AND attempts = :n AND #st = :pending"),
-			ExpressionAttributeNames: map[string]string{"#st": "state"},
+			UpdateExpression:         aws.String("SET #st = :st, " + attrNextAt + " = :next"),
+			ConditionExpression:      aws.String(attrDeliveryCycle + " = :cycle AND " + attrAttempts + " = :n AND #st = :pending"),
+			ExpressionAttributeNames: map[string]string{"#st": attrState},
 			ExpressionAttributeValues: map[string]types.AttributeValue{
 				":st": str(string(state)), ":next": str(next.UTC().Format(SortableTime)),
-				":cycle": n64(int64(a.Cycle)), ":n": n64(int64(a.Attempt)), ":pending": str(string(DeliveryPending)),
+				":cycle": num64(int64(a.Cycle)), ":n": num64(int64(a.Attempt)), ":pending": str(string(DeliveryPending)),
 			},
 		}},
-		types.TransactWriteItem{Put: &types.Put{Item: item, ConditionExpression: aws.String("attribute_not_exists(PK)")}},
+		types.TransactWriteItem{Put: &types.Put{Item: item, ConditionExpression: aws.String(ifItemAbsent)}},
 	)
 	if failedAction(err, 0) || failedAction(err, 1) {
 		return errs.Wrap(errs.Conflict, err, "the claim on attempt %d of event %s to endpoint %s was lost", a.Attempt, a.EventID, a.EndpointID)
@@ -513,7 +497,7 @@ func attemptsGSI1PK(org, endpoint string) string { return orgPK(org) + "#WEBHOOK
 func (s *Store) EventAttempts(ctx context.Context, org, eventID string) ([]DeliveryAttempt, error) {
 	var out []DeliveryAttempt
 	err := s.queryEach(ctx, &dynamodb.QueryInput{
-		KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :sk)"),
+		KeyConditionExpression: aws.String(pkIs + " AND begins_with(" + AttrSK + ", :sk)"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":pk": str(eventPartition(org, eventID)), ":sk": str("ATTEMPT#"),
 		},
@@ -534,7 +518,7 @@ func (s *Store) EventAttempts(ctx context.Context, org, eventID string) ([]Deliv
 func (s *Store) EndpointAttempts(ctx context.Context, org, endpointID string, limit int32) ([]DeliveryAttempt, error) {
 	out, err := s.query(ctx, &dynamodb.QueryInput{
 		IndexName:                 aws.String(IndexGSI1),
-		KeyConditionExpression:    aws.String("GSI1PK = :pk"),
+		KeyConditionExpression:    aws.String(gsi1PKIs),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": str(attemptsGSI1PK(org, endpointID))},
 		ScanIndexForward:          aws.Bool(false),
 		Limit:                     aws.Int32(limit),
@@ -551,23 +535,4 @@ func (s *Store) EndpointAttempts(ctx context.Context, org, endpointID string, li
 		as = append(as, a)
 	}
 	return as, nil
-}
-
-// queryEach runs a Query to its last page, handing each item to fn.
-func (s *Store) queryEach(ctx context.Context, in *dynamodb.QueryInput, fn func(map[string]types.AttributeValue) error) error {
-	for {
-		page, err := s.query(ctx, in)
-		if err != nil {
-			return err
-		}
-		for _, item := range page.Items {
-			if err := fn(item); err != nil {
-				return err
-			}
-		}
-		if page.LastEvaluatedKey == nil {
-			return nil
-		}
-		in.ExclusiveStartKey = page.LastEvaluatedKey
-	}
 }

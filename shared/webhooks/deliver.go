@@ -88,25 +88,13 @@ func StreamOrgs(ev events.DynamoDBEvent) []string {
 	var orgs []string
 	seen := map[string]bool{}
 	for _, rec := range ev.Records {
-		if rec.EventName != string(events.DynamoDBOperationTypeInsert) {
-			continue
-		}
-		org, ok := eventOrg(rec.Change.Keys)
+		org, ok := store.InsertedEventOrg(rec)
 		if ok && !seen[org] {
 			seen[org] = true
 			orgs = append(orgs, org)
 		}
 	}
 	return orgs
-}
-
-// eventOrg reads the organization of an outbox event's stream keys.
-func eventOrg(keys map[string]events.DynamoDBAttributeValue) (string, bool) {
-	pk, sk := keys[store.AttrPK], keys[store.AttrSK]
-	if pk.DataType() != events.DataTypeString || sk.DataType() != events.DataTypeString {
-		return "", false
-	}
-	return store.EventOrg(pk.String(), sk.String())
 }
 
 // NewDeliverer is the deliverer of a function or the local server: st's
