@@ -59,7 +59,7 @@ func repoSet(e *env, args []string) error {
 		return t.failed(err)
 	}
 	next := merged(current, settings)
-	if err := testhealth.SettingsOf(next.HealthSettings, next.Branch()).Validate(); err != nil {
+	if err := next.Settings().Validate(); err != nil {
 		return usageError(errs.MessageOf(err))
 	}
 	r, err := a.Store.UpdateRepo(e.ctx, *org, ref, settings)
@@ -73,7 +73,7 @@ func repoSet(e *env, args []string) error {
 	case r.LinearWorkspace != "":
 		tracker = "linear " + r.LinearWorkspace
 	}
-	hs := testhealth.SettingsOf(r.HealthSettings, r.Branch())
+	hs := r.Settings()
 	fmt.Fprintf(e.stdout, "repository %s of %s: default branch %s, tracker %s\n", r.Ref, *org, r.Branch(), tracker)
 	fmt.Fprintf(e.stdout, "quarantine %s (auto %s); pass-on-retry %s (%d days); failure-rate %s (%d h on %s, ≥%d runs, flaky ≥%g, broken ≥%g); infra-guard %s; broken-streak %s (%d)\n",
 		onoff(hs.QuarantineEnabled), onoff(hs.AutoQuarantine), onoff(hs.PassOnRetry), hs.RecoveryDays,

@@ -63,7 +63,7 @@ func (s *Service) ingest(ctx context.Context, org, uploadID, lease string) error
 	if err != nil {
 		return err
 	}
-	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+	settings := repo.Settings()
 
 	check, err := s.check(ctx, up)
 	if errs.Is(err, errs.NotFound) {

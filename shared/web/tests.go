@@ -147,7 +147,7 @@ func (w *Web) testList(rw http.ResponseWriter, r *http.Request, s session) error
 	if err != nil {
 		return err
 	}
-	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+	settings := repo.Settings()
 	page := testListPage{
 		Repo: repo.Ref.String(), Status: q.Get("status"), Owner: strings.TrimSpace(q.Get("owner")),
 		Quarantined: q.Get("quarantined") == "on", Sort: cmp.Or(q.Get("sort"), "failure_rate"),
@@ -296,7 +296,7 @@ func (w *Web) testPage(rw http.ResponseWriter, r *http.Request, s session) error
 		return err
 	}
 	now := w.Now()
-	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+	settings := repo.Settings()
 	tc.Quarantined = testhealth.Quarantined(tc, settings)
 	v := w.Viewer.Full(tc, settings, now)
 	override := healthview.OverrideName(tc.QuarantineOverride)
