@@ -3,6 +3,7 @@ package mergequeue
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -51,5 +52,21 @@ func TestSettingsRoundTrip(t *testing.T) {
 	}
 	if diff := cmp.Diff(p.applyTo(Settings{}), want); diff != "" {
 		t.Errorf("settings (-got +want):\n%s", diff)
+	}
+}
+
+// TestSnapshotOfEarlierSpellingReads: a snapshot stored before Settings
+// named its fields by their Go names ("Concurrency"); the store's JSON
+// reads them case-insensitively into the same settings.
+func TestSnapshotOfEarlierSpellingReads(t *testing.T) {
+	var s Snapshot
+	old := `{"Queue":{"Branch":"main","Concurrency":3,"RequiredStatuses":["ci"],"MergeMethod":"REBASE","EnqueueingLabel":"go","FlakyRetries":2,"autopilot":true}}`
+	if err := json.Unmarshal([]byte(old), &s); err != nil {
+		t.Fatal(err)
+	}
+	q := s.Queue
+	if q.Branch != "main" || q.Concurrency != 3 || !slices.Equal(q.RequiredStatuses, []string{"ci"}) || q.MergeMethod != Rebase ||
+		q.EnqueueingLabel != "go" || q.FlakyRetries != 2 || !q.Autopilot {
+		t.Errorf("queue = %+v", q)
 	}
 }
