@@ -16,8 +16,10 @@ import (
 // shows as they are, each under its API name (its tag): the one
 // declaration of a setting for the engine, the API's answer (QueueView
 // embeds it) and its request (QueuePatch holds a field of the same name,
-// which UpdateQueue applies). State and mode are not among them: changing
-// them is a transition (UpdateQueue), not a value set.
+// which UpdateQueue applies). An enum is of a named string type (getQueue
+// spells those in lower case for the later API revision's clients), free
+// text a plain string. State and mode are not among them: changing them
+// is a transition (UpdateQueue), not a value set.
 type Settings struct {
 	Concurrency                 int              `json:"concurrency"`
 	TestingTimeoutMinutes       int              `json:"testingTimeoutMinutes"`

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/repository"
 )
 
@@ -28,6 +29,26 @@ func TestEverySettingHasItsPatchField(t *testing.T) {
 		case pf.Type.Kind() == reflect.Slice && pf.Type == f.Type:
 		default:
 			t.Errorf("setting %s is a %s in QueuePatch, a %s in Settings", f.Name, pf.Type, f.Type)
+		}
+	}
+}
+
+// TestEveryEnumSettingIsChecked: a value outside an enum setting's
+// constants is refused, never stored (applyTo converts what checked let
+// through).
+func TestEveryEnumSettingIsChecked(t *testing.T) {
+	s := NewSnapshot(DefaultQueue(repository.Ref{Host: "github.com", Owner: "acme", Name: "app"}, "main"))
+	st := reflect.TypeFor[Settings]()
+	for i := range st.NumField() {
+		f := st.Field(i)
+		if f.Type.Kind() != reflect.String || f.Type == reflect.TypeFor[string]() {
+			continue
+		}
+		var p QueuePatch
+		bogus := "NO_SUCH_VALUE"
+		reflect.ValueOf(&p).Elem().FieldByName(f.Name).Set(reflect.ValueOf(&bogus))
+		if _, _, err := UpdateQueue(s, p, t0); !errs.Is(err, errs.Invalid) {
+			t.Errorf("%s %q: got %v, want it refused", f.Name, bogus, err)
 		}
 	}
 }
