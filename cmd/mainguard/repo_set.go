@@ -59,7 +59,7 @@ func repoSet(e *env, args []string) error {
 		return t.failed(err)
 	}
 	next := merged(current, settings)
-	if err := testhealth.SettingsOf(next.HealthSettings, next.Branch()).Validate(); err != nil {
+	if err := next.Settings().Validate(); err != nil {
 		return usageError(errs.MessageOf(err))
 	}
 	r, err := a.Store.UpdateRepo(e.ctx, *org, ref, settings)
@@ -73,7 +73,7 @@ func repoSet(e *env, args []string) error {
 	case r.LinearWorkspace != "":
 		tracker = "linear " + r.LinearWorkspace
 	}
-	hs := testhealth.SettingsOf(r.HealthSettings, r.Branch())
+	hs := r.Settings()
 	fmt.Fprintf(e.stdout, "repository %s of %s: default branch %s, tracker %s\n", r.Ref, *org, r.Branch(), tracker)
 	fmt.Fprintf(e.stdout, "quarantine %s (auto %s); pass-on-retry %s (%d days); failure-rate %s (%d h on %s, ≥%d runs, flaky ≥%g, broken ≥%g); infra-guard %s; broken-streak %s (%d)\n",
 		onoff(hs.QuarantineEnabled), onoff(hs.AutoQuarantine), onoff(hs.PassOnRetry), hs.RecoveryDays,
@@ -110,33 +110,8 @@ func merged(r store.Repo, set store.RepoSettings) store.Repo {
 	if set.DefaultBranch != nil {
 		r.DefaultBranch = *set.DefaultBranch
 	}
-	h, n := &r.HealthSettings, set.Health
-	pick(&h.QuarantineEnabled, n.QuarantineEnabled)
-	pick(&h.AutoQuarantine, n.AutoQuarantine)
-	pick(&h.PassOnRetry, n.PassOnRetry)
-	pick(&h.FailureRate, n.FailureRate)
-	pick(&h.InfraGuard, n.InfraGuard)
-	pick(&h.BrokenStreak, n.BrokenStreak)
-	pick(&h.RecoveryDays, n.RecoveryDays)
-	pick(&h.WindowHours, n.WindowHours)
-	pick(&h.MinRuns, n.MinRuns)
-	pick(&h.StaleHours, n.StaleHours)
-	pick(&h.Streak, n.Streak)
-	pick(&h.FlakyThreshold, n.FlakyThreshold)
-	pick(&h.BrokenThreshold, n.BrokenThreshold)
-	pick(&h.FlakyResolution, n.FlakyResolution)
-	pick(&h.BrokenResolution, n.BrokenResolution)
-	if n.Branches != nil {
-		h.Branches = n.Branches
-	}
+	r.HealthSettings = r.HealthSettings.With(set.Health)
 	return r
-}
-
-// pick sets *dst to src when the change sets it.
-func pick[T any](dst **T, src *T) {
-	if src != nil {
-		*dst = src
-	}
 }
 
 // monitorFlags are the monitors' settings, named as repo set names them.

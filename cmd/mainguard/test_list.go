@@ -47,7 +47,7 @@ func testList(e *env, args []string) error {
 	if err != nil {
 		return t.failed(err)
 	}
-	s := testhealth.SettingsOf(r.HealthSettings, r.Branch())
+	s := r.Settings()
 	var tests []testhealth.TestCase
 	read := func(list func(q store.PageQuery) (store.Page, error)) error {
 		q := store.PageQuery{Limit: 100}

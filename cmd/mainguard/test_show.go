@@ -30,7 +30,7 @@ func testShow(e *env, args []string) error {
 	if err != nil {
 		return t.failed(err)
 	}
-	s := testhealth.SettingsOf(r.HealthSettings, r.Branch())
+	s := r.Settings()
 	tc.Quarantined = testhealth.Quarantined(tc, s)
 	v := a.Health.Viewer.Full(tc, s, a.Now())
 	w := e.stdout

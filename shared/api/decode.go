@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -53,9 +54,38 @@ func Decode(r *http.Request, v any) error {
 		if typ.Field == "" {
 			return badRequest("request body must be a JSON object, not %s", article(typ.Value))
 		}
-		return badRequest("%s must be %s, not %s", typ.Field, jsonKind(typ.Type.Kind().String()), article(typ.Value))
+		return badRequest("%s must be %s, not %s", fieldPath(reflect.TypeOf(v), typ.Field), jsonKind(typ.Type.Kind().String()), article(typ.Value))
 	}
 	return badRequest("request body is not valid JSON")
+}
+
+// fieldPath is the field the decoder names in path (the Go names of the
+// embedded structs it went through, then JSON names) as the request spells
+// it: JSON flattens an embedded struct of request type t, so its name is
+// left out ("QueuePatch.concurrency" is "concurrency").
+func fieldPath(t reflect.Type, path string) string {
+	embedded := map[string]bool{}
+	embeddedNames(t, embedded, map[reflect.Type]bool{})
+	return strings.Join(slices.DeleteFunc(strings.Split(path, "."), func(p string) bool { return embedded[p] }), ".")
+}
+
+// embeddedNames adds to names the name of every struct that t embeds
+// without a JSON name, at any depth.
+func embeddedNames(t reflect.Type, names map[string]bool, seen map[reflect.Type]bool) {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Array || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return
+	}
+	seen[t] = true
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if tag, _, _ := strings.Cut(f.Tag.Get("json"), ","); f.Anonymous && tag == "" {
+			names[f.Name] = true
+		}
+		embeddedNames(f.Type, names, seen)
+	}
 }
 
 // invalidUTF8At is the position of the first byte of b that is not valid

@@ -120,6 +120,30 @@ func TestDecodeSpeaksItsOwnSentences(t *testing.T) {
 	}
 }
 
+// TestDecodeNamesAnEmbeddedField: a field of an embedded struct is named
+// as JSON flattens it, without the struct's name.
+func TestDecodeNamesAnEmbeddedField(t *testing.T) {
+	type Inner struct {
+		Concurrency *int `json:"concurrency"`
+	}
+	type Middle struct {
+		Inner
+		Batch *bool `json:"batch"`
+	}
+	var req struct {
+		Middle
+	}
+	for body, want := range map[string]string{
+		`{"concurrency":"2"}`: "concurrency must be a number, not a string",
+		`{"batch":1}`:         "batch must be a boolean, not a number",
+	} {
+		r, _ := http.NewRequest("POST", "/", strings.NewReader(body))
+		if got := errs.MessageOf(Decode(r, &req)); got != want {
+			t.Errorf("%s: got %q, want %q", body, got, want)
+		}
+	}
+}
+
 // TestDecodeRefusesAFieldWithoutALimit: a request type with a string
 // field the table lacks fails (500) whatever the body, so a new field
 // cannot ship unchecked.

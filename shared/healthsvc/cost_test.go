@@ -105,7 +105,7 @@ func (e *meteredEnv) seed(tb testing.TB, profile string, days, failEvery int) {
 	// items' shape (pruning included) and keeps seeding fast.
 	classify := func(at time.Time) {
 		svc.Now = func() time.Time { return at }
-		if err := svc.Reclassify(ctx, "acme", repo, testhealth.SettingsOf(r.HealthSettings, r.Branch()), nil, ids); err != nil {
+		if err := svc.Reclassify(ctx, "acme", repo, r.Settings(), nil, ids); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -282,7 +282,7 @@ func benchCost(b *testing.B, profile string, days, failEvery int) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			s := testhealth.SettingsOf(r.HealthSettings, r.Branch())
+			s := r.Settings()
 			tc.Quarantined = testhealth.Quarantined(tc, s)
 			_ = e.svc.Viewer.Full(tc, s, e.clock.Now())
 		}

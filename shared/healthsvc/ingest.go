@@ -42,28 +42,15 @@ func (s *Service) Ingest(ctx context.Context, org, uploadID string) error {
 // ingest is Ingest under the lease named lease.
 func (s *Service) ingest(ctx context.Context, org, uploadID, lease string) error {
 	ctx, bill := billing.WithBill(ctx) // filled only when the store's client is a billing.Meter (DDB_BILL)
-	up, err := s.Store.GetUpload(ctx, org, uploadID)
-	if err != nil {
-		return err
-	}
-	if up.State != store.UploadCreated {
-		return nil // done already
-	}
-	// One ingest at a time: a second delivery of the event while the
-	// first runs leaves it alone; a lease that lapsed (a crash, a timeout)
-	// is taken over, and the batches recorded under it are skipped.
-	if err := s.Store.ClaimUpload(ctx, org, uploadID, lease, s.Now().Add(LeaseTTL)); err != nil {
-		if errs.Is(err, errs.Conflict) {
-			s.Log.InfoContext(ctx, "upload being ingested by another run", "org", org, "upload", uploadID)
-			return nil
-		}
+	up, claimed, err := s.claim(ctx, org, uploadID, lease)
+	if err != nil || !claimed {
 		return err
 	}
 	repo, err := s.Store.GetRepo(ctx, org, up.Repo)
 	if err != nil {
 		return err
 	}
-	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+	settings := repo.Settings()
 
 	check, err := s.check(ctx, up)
 	if errs.Is(err, errs.NotFound) {
@@ -76,27 +63,84 @@ func (s *Service) ingest(ctx context.Context, org, uploadID, lease string) error
 	if err != nil {
 		return err
 	}
-	meta := check.meta
-	at := uploadTime(meta, s.Now())
+	at := uploadTime(check.meta, s.Now())
 	owners, err := s.codeowners(ctx, up, check, at)
 	if err != nil {
 		return err
 	}
 	cases, failedCases := check.guard.Counts()
-	guarded := settings.Guarded(cases, failedCases)
-	runs := testhealth.UploadRuns{
-		Org: org, Repo: repo.Ref, Upload: uploadID, At: at,
+	runs := uploadRuns(check.meta, at, settings, settings.Guarded(cases, failedCases))
+	runs.Org, runs.Repo, runs.Upload = org, repo.Ref, uploadID
+	check.failed = check.guard.FailedIDs()
+	sum, rec, err := s.record(ctx, up, lease, runs, settings, owners, check)
+	if err != nil {
+		return err
+	}
+	if !runs.Guarded && runs.SHA != "" && len(check.failed) < maxFailedIDs {
+		if err := s.passOnRetry(ctx, runs, settings, check.failed); err != nil {
+			return err
+		}
+	}
+	up.Files, up.Tests, up.Runs = sum.Files, rec.tests, sum.Runs
+	up.Passed, up.Failed, up.Skipped = sum.Passed, sum.Failed+sum.Errored, sum.Skipped
+	up.FailedTests, up.FailedTestsTotal = rec.failedTests()
+	up.GuardCases, up.GuardFailed = cases, failedCases
+	if err := s.finish(ctx, up, runs, settings); err != nil {
+		return err
+	}
+	attrs := []any{"org", org, "upload", uploadID, "runs", sum.Runs, "guarded", runs.Guarded, "cases", cases, "failed_cases", failedCases}
+	if t := bill.Total(); t.Calls > 0 {
+		attrs = append(attrs, "ddb_billed_read", t.Read, "ddb_billed_write", t.Write+t.IndexWrite)
+	}
+	s.Log.Info("upload ingested", attrs...)
+	return nil
+}
+
+// claim reads an upload and takes its lease: claimed false when there is
+// nothing to do. One ingest at a time: a second delivery of the event
+// while the first runs leaves it alone; a lease that lapsed (a crash, a
+// timeout) is taken over, and the batches recorded under it are skipped.
+func (s *Service) claim(ctx context.Context, org, uploadID, lease string) (up store.Upload, claimed bool, err error) {
+	up, err = s.Store.GetUpload(ctx, org, uploadID)
+	if err != nil {
+		return up, false, err
+	}
+	if up.State != store.UploadCreated {
+		return up, false, nil // done already
+	}
+	if err := s.Store.ClaimUpload(ctx, org, uploadID, lease, s.Now().Add(LeaseTTL)); err != nil {
+		if errs.Is(err, errs.Conflict) {
+			s.Log.InfoContext(ctx, "upload being ingested by another run", "org", org, "upload", uploadID)
+			return up, false, nil
+		}
+		return up, false, err
+	}
+	return up, true, nil
+}
+
+// uploadRuns is what the runs of an upload share, as its meta tells:
+// when and on what they ran, and whether they are monitored (on a
+// monitored branch, not guarded). The caller names the upload.
+func uploadRuns(meta bundle.Meta, at time.Time, settings testhealth.Settings, guarded bool) testhealth.UploadRuns {
+	return testhealth.UploadRuns{
+		At:  at,
 		SHA: meta.Repo.HeadSHA, Branch: meta.Repo.HeadBranch, PR: meta.PullRequest(),
 		Monitored: !guarded && testhealth.MatchBranch(settings.Branches, meta.Repo.HeadBranch),
 		Guarded:   guarded,
 	}
-	check.failed = check.guard.FailedIDs()
+}
+
+// record reads the bundle a second time and records its runs, a batch of
+// tests at a time (skipping the batches recorded already), renewing the
+// lease as batches go out.
+func (s *Service) record(ctx context.Context, up store.Upload, lease string, runs testhealth.UploadRuns, settings testhealth.Settings, owners *codeowners.File, check checked) (bundle.Summary, *recorder, error) {
 	var onCommit map[string]testhealth.CommitSoFar
 	if runs.Monitored && runs.SHA != "" && len(check.failed) > 0 {
 		// What the commit's earlier uploads showed of the tests failing
 		// here: the broken streak counts a commit once.
+		var err error
 		if onCommit, err = s.Store.CommitSoFar(ctx, runs, check.failed); err != nil {
-			return err
+			return bundle.Summary{}, nil, err
 		}
 	}
 	workers := s.Workers
@@ -105,16 +149,16 @@ func (s *Service) ingest(ctx context.Context, org, uploadID, lease string) error
 	}
 	done, err := s.Store.DoneBatches(ctx, runs)
 	if err != nil {
-		return err
+		return bundle.Summary{}, nil, err
 	}
-	rec := newRecorder(ctx, s, runs, settings, owners, meta, workers, check.failed, done)
+	rec := newRecorder(ctx, s, runs, settings, owners, check.meta, workers, check.failed, done)
 	rec.onCommit = onCommit
 	rec.renew = func() {
 		// Renewed as batches go out; a renewal that fails leaves the
 		// ingest going, which stays correct (batches count once) if
 		// another run takes over.
-		if err := s.Store.ClaimUpload(ctx, org, uploadID, lease, s.Now().Add(LeaseTTL)); err != nil {
-			s.Log.WarnContext(ctx, "upload lease not renewed", "org", org, "upload", uploadID, "err", err)
+		if err := s.Store.ClaimUpload(ctx, runs.Org, runs.Upload, lease, s.Now().Add(LeaseTTL)); err != nil {
+			s.Log.WarnContext(ctx, "upload lease not renewed", "org", runs.Org, "upload", runs.Upload, "err", err)
 		}
 	}
 	rec.renewed = s.Now()
@@ -124,36 +168,33 @@ func (s *Service) ingest(ctx context.Context, org, uploadID, lease string) error
 	} else {
 		rec.abort()
 	}
-	if err != nil {
+	return sum, rec, err
+}
+
+// passOnRetry reclassifies the tests that failed here and passed in
+// another upload of the commit, or the other way round: pass-on-retry
+// across uploads. Looked for once this upload's batches are recorded, so
+// that of two uploads of a commit ingested at once, the later sees the
+// earlier.
+func (s *Service) passOnRetry(ctx context.Context, runs testhealth.UploadRuns, settings testhealth.Settings, failed map[string]bool) error {
+	commits, err := s.Store.CommitEvidence(ctx, runs, failed)
+	if err != nil || len(commits) == 0 {
 		return err
 	}
-	if !guarded && runs.SHA != "" && len(check.failed) < maxFailedIDs {
-		// Failed here and passed in another upload of the commit, or the
-		// other way round: pass-on-retry across uploads. Looked for once
-		// this upload's batches are recorded, so that of two uploads of a
-		// commit ingested at once, the later sees the earlier.
-		commits, err := s.Store.CommitEvidence(ctx, runs, check.failed)
-		if err != nil {
-			return err
-		}
-		if len(commits) > 0 {
-			ids := make([]string, 0, len(commits))
-			for id := range commits {
-				ids = append(ids, id)
-			}
-			slices.Sort(ids)
-			if err := s.Reclassify(ctx, org, repo.Ref, settings, commits, ids); err != nil {
-				return err
-			}
-		}
+	ids := make([]string, 0, len(commits))
+	for id := range commits {
+		ids = append(ids, id)
 	}
+	slices.Sort(ids)
+	return s.Reclassify(ctx, runs.Org, runs.Repo, settings, commits, ids)
+}
+
+// finish records the upload ingested, with what its runs share, and
+// posts its check run.
+func (s *Service) finish(ctx context.Context, up store.Upload, runs testhealth.UploadRuns, settings testhealth.Settings) error {
 	up.State = store.UploadIngested
-	up.Files, up.Tests, up.Runs = sum.Files, rec.tests, sum.Runs
-	up.Passed, up.Failed, up.Skipped = sum.Passed, sum.Failed+sum.Errored, sum.Skipped
 	up.SHA, up.Branch, up.PR = runs.SHA, runs.Branch, runs.PR
-	up.RunsAt, up.Guarded = runs.At, guarded
-	up.FailedTests, up.FailedTestsTotal = rec.failedTests()
-	up.GuardCases, up.GuardFailed = cases, failedCases
+	up.RunsAt, up.Guarded = runs.At, runs.Guarded
 	// The merge queue reads the failures of its test branches' uploads by
 	// their commit: only those are indexed.
 	up.Evidence = strings.HasPrefix(runs.Branch, mergequeue.TestBranchPrefix)
@@ -161,11 +202,6 @@ func (s *Service) ingest(ctx context.Context, org, uploadID, lease string) error
 		return err
 	}
 	s.postCheckRun(ctx, up, settings)
-	attrs := []any{"org", org, "upload", uploadID, "runs", sum.Runs, "guarded", guarded, "cases", cases, "failed_cases", failedCases}
-	if t := bill.Total(); t.Calls > 0 {
-		attrs = append(attrs, "ddb_billed_read", t.Read, "ddb_billed_write", t.Write+t.IndexWrite)
-	}
-	s.Log.Info("upload ingested", attrs...)
 	return nil
 }
 

@@ -45,7 +45,7 @@ func (s *Service) LabelFailures(ctx context.Context, org string, ref repository.
 	if err != nil {
 		return Failures{}, err
 	}
-	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+	settings := repo.Settings()
 	out := Failures{Branch: settings.DefaultBranch}
 	var up *store.Upload
 	if uploadID != "" {

@@ -146,7 +146,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			return n, err
 		}
 		for _, repo := range repos {
-			settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+			settings := repo.Settings()
 			for _, status := range []string{testhealth.Flaky, testhealth.Broken} {
 				q := store.PageQuery{Limit: 100}
 				for {
@@ -212,7 +212,7 @@ func (s *Service) SetOverride(ctx context.Context, org string, repo repository.R
 		if after.QuarantineCandidate() != "" && tc.QuarantineCandidate() == "" {
 			after.QuarantineSince = now
 		}
-		settings := testhealth.SettingsOf(r.HealthSettings, r.Branch())
+		settings := r.Settings()
 		after.Quarantined = testhealth.Quarantined(after, settings)
 		ev, err := s.Viewer.QuarantineSettingEvent(s.NewID(), after, settings, tc.QuarantineOverride, actor, reason, now)
 		if err != nil {

@@ -35,8 +35,7 @@ func (m *machine) bisect() {
 
 func (m *machine) bisectBatch(id string) {
 	b := m.run(id)
-	first := firstUnderTest(b)
-	members := b.PRs[first:]
+	members := b.PRs[firstUnderTest(b):]
 	n := len(members)
 	if bs := b.Bisect; bs.Lo >= bs.Hi && bs.Lo < n {
 		// A prefix passed that holds a failed one: one of the two runs was
@@ -52,10 +51,35 @@ func (m *machine) bisectBatch(id string) {
 		}
 		return e
 	}
-	// Every PR not yet settled by the search must still be testing on the
-	// batch, or have passed since (optimistic merge: a later run that held
-	// it passed); if one left otherwise (cancelled, pushed to, restarted)
-	// the search is moot: the rest retest.
+	if !m.searchHolds(b, bs, members, onBatch) {
+		return
+	}
+	for i := range bs.Lo { // the passing prefix passes on its run
+		if e := onBatch(i); e != nil {
+			e.RunID = bs.PassRun
+			m.transition(e, TestsPassed, ReasonTestRunPassed)
+		}
+	}
+	switch {
+	case bs.Lo >= n: // the whole batch passed on its rerun: it failed on a flake
+		m.endBisectionRuns(b, 0, n+1)
+		m.apFlake()
+	case bs.Hi == bs.Lo+1:
+		m.endBisectionRuns(b, 0, n+1)
+		m.settleCulprit(b, bs, members, onBatch)
+	default:
+		m.searchOn(id, b, bs, n)
+	}
+}
+
+// searchHolds reports whether the search of batch run b goes on: some PR
+// of the batch is still testing on it, and every PR not yet settled by
+// the search still is, or has passed since (optimistic merge: a later run
+// that held it passed). Otherwise it ends the search: nothing is left to
+// search for, or a PR left otherwise (cancelled, pushed to, restarted) and
+// the search is moot: the rest retest.
+func (m *machine) searchHolds(b *Run, bs Bisection, members []RunPR, onBatch func(int) *Entry) bool {
+	n := len(members)
 	culprit := bs.Hi == bs.Lo+1
 	left := 0
 	for i := range n {
@@ -65,48 +89,45 @@ func (m *machine) bisectBatch(id string) {
 	}
 	if left == 0 { // every PR settled otherwise: nothing to search for
 		m.endBisectionRuns(b, 0, n+1)
-		return
+		return false
 	}
 	for i := bs.Lo; i < n; i++ {
 		if onBatch(i) == nil && !(culprit && i >= bs.Hi-1) && !m.passedSince(members[i]) {
 			m.abandonBisection(b, members, onBatch)
-			return
+			return false
 		}
 	}
-	if bs.Lo > 0 {
-		for i := range bs.Lo {
+	return true
+}
+
+// settleCulprit ends a search that found its culprit, PR Hi: it goes to
+// PENDING_FAILURE on the run that failed with it last; if it merged after
+// all (optimistic merge), those after it retest on top of it.
+func (m *machine) settleCulprit(b *Run, bs Bisection, members []RunPR, onBatch func(int) *Entry) {
+	c := m.entryByIDPtr(members[bs.Hi-1].EntryID)
+	if e := onBatch(bs.Hi - 1); e != nil {
+		e.RunID = bs.FailRun
+		reason := b.Reason
+		if f := m.run(bs.FailRun); f != nil && f.Reason != "" {
+			reason = f.Reason
+		}
+		m.transition(e, PendingFailure, reason)
+		return
+	}
+	if c != nil && c.State == Merged {
+		for i := bs.Hi; i < len(members); i++ {
 			if e := onBatch(i); e != nil {
-				e.RunID = bs.PassRun
-				m.transition(e, TestsPassed, ReasonTestRunPassed)
+				m.restart(e, ReasonPrerequisiteFailed, false)
 			}
 		}
 	}
-	if bs.Lo >= n { // the whole batch passed on its rerun: it failed on a flake
-		m.endBisectionRuns(b, 0, n+1)
-		m.apFlake()
-		return
-	}
-	if culprit {
-		m.endBisectionRuns(b, 0, n+1)
-		c := m.entryByIDPtr(members[bs.Hi-1].EntryID)
-		if e := onBatch(bs.Hi - 1); e != nil {
-			e.RunID = bs.FailRun
-			reason := b.Reason
-			if f := m.run(bs.FailRun); f != nil && f.Reason != "" {
-				reason = f.Reason
-			}
-			m.transition(e, PendingFailure, reason)
-		} else if c != nil && c.State == Merged {
-			// The culprit merged after all (optimistic merge): those after
-			// it retest on top of it.
-			for i := bs.Hi; i < n; i++ {
-				if e := onBatch(i); e != nil {
-					m.restart(e, ReasonPrerequisiteFailed, false)
-				}
-			}
-		}
-		return
-	}
+}
+
+// searchOn moves an open search on: it ends the runs of prefixes already
+// settled, and, once every PR the batch was tested on top of has passed,
+// tests prefixes between Lo and Hi on the free bisection slots (and, with
+// optimizationMode OFF, reruns the whole batch once).
+func (m *machine) searchOn(id string, b *Run, bs Bisection, n int) {
 	// Runs of prefixes already settled tell nothing new; the rerun of the
 	// whole batch (OFF) still may, while the whole batch is all that is
 	// known to fail.

@@ -175,75 +175,12 @@ type Queue struct {
 	State  QueueState
 	Mode   Mode
 	// NextMode is the mode a SWITCHING_MODES queue becomes RUNNING in.
-	NextMode                    Mode
-	Concurrency                 int
-	TestingTimeoutMinutes       int
-	CanOptimisticallyMerge      bool
-	PendingFailureDepth         int
-	Batch                       bool
-	BatchingMaxWaitTimeMinutes  int
-	BatchingMinSize             int
-	BisectionConcurrency        int
-	RequiredStatuses            []string // nil: from branch protection; empty: none required
-	MergeMethod                 MergeMethod
-	DirectMergeMode             DirectMergeMode
-	OptimizationMode            OptimizationMode
-	CreatePrsForTestingBranches bool
-	CommentsEnabled             bool
-	CommandsEnabled             bool
-	StatusCheckEnabled          bool
-	// The settings the commercial Terraform provider sends beside those of
-	// contract 3.3: the label whose adding submits a PR (EnqueueingLabel,
-	// DefaultEnqueueingLabel when empty) and removing cancels it, when
-	// LabelCommandsEnabled; a label naming the PR's state, when
-	// StateLabelsEnabled; ExtensionEnabled only tells a browser extension
-	// to show itself, and is stored and echoed.
-	EnqueueingLabel      string `json:",omitempty"`
-	LabelCommandsEnabled bool   `json:",omitempty"`
-	StateLabelsEnabled   bool   `json:",omitempty"`
-	ExtensionEnabled     bool   `json:",omitempty"`
-	// StateLabelPrefix (ours) starts every state label: the label of a PR
-	// in state TESTS_PASSED is "{prefix}tests passed" (StateLabel).
-	// DefaultStateLabelPrefix when empty.
-	StateLabelPrefix string `json:",omitempty"`
-	// FlakyRetries is how many times a PR's failed run may be retried in
-	// one episode (0..3), FlakyRetryPolicy which failures qualify, and
-	// FlakyEvidenceWaitSeconds how long a failure waits for the test
-	// results uploaded for its run before it counts as unexplained.
-	FlakyRetries             int              `json:",omitempty"`
-	FlakyRetryPolicy         FlakyRetryPolicy `json:",omitempty"`
-	FlakyEvidenceWaitSeconds int              `json:",omitempty"`
+	NextMode Mode
+	Settings
 	// AutopilotSettings (ours): the autopilot and its bounds
 	// (autopilot.go). While it is on, Concurrency, Batch, BatchingMinSize
 	// and BisectionConcurrency wait for it to be turned off.
 	AutopilotSettings
-}
-
-// DefaultQueue is the queue createQueue makes for repo and branch, with the
-// defaults of contract 3.3.
-func DefaultQueue(repo repository.Ref, branch string) Queue {
-	return Queue{
-		Repo:                       repo,
-		Branch:                     branch,
-		State:                      QueueRunning,
-		Mode:                       ModeSingle,
-		Concurrency:                1,
-		TestingTimeoutMinutes:      300,
-		BatchingMaxWaitTimeMinutes: 5,
-		BatchingMinSize:            4,
-		BisectionConcurrency:       1,
-		MergeMethod:                Squash,
-		DirectMergeMode:            DirectMergeOff,
-		OptimizationMode:           OptimizationOff,
-		CommentsEnabled:            true,
-		CommandsEnabled:            true,
-		StatusCheckEnabled:         true,
-		EnqueueingLabel:            DefaultEnqueueingLabel,
-		StateLabelPrefix:           DefaultStateLabelPrefix,
-		FlakyRetryPolicy:           RetryKnownFlaky,
-		FlakyEvidenceWaitSeconds:   DefaultEvidenceWaitSeconds,
-		AutopilotSettings:          AutopilotSettings{}.withDefaults(),
-	}
 }
 
 // Snapshot is everything the engine knows about one queue. The driver loads

@@ -181,56 +181,11 @@ func (h *Handlers) GetQueue() http.Handler {
 	})
 }
 
+// updateRequest is an updateQueue body: the queue and the settings to
+// change, decoded straight into the engine's patch.
 type updateRequest struct {
 	common
-	State                       *string  `json:"state"`
-	Mode                        *string  `json:"mode"`
-	Concurrency                 *int     `json:"concurrency"`
-	TestingTimeoutMinutes       *int     `json:"testingTimeoutMinutes"`
-	CanOptimisticallyMerge      *bool    `json:"canOptimisticallyMerge"`
-	PendingFailureDepth         *int     `json:"pendingFailureDepth"`
-	Batch                       *bool    `json:"batch"`
-	BatchingMaxWaitTimeMinutes  *int     `json:"batchingMaxWaitTimeMinutes"`
-	BatchingMinSize             *int     `json:"batchingMinSize"`
-	BisectionConcurrency        *int     `json:"bisectionConcurrency"`
-	RequiredStatuses            []string `json:"requiredStatuses"`
-	DeleteRequiredStatuses      bool     `json:"deleteRequiredStatuses"`
-	MergeMethod                 *string  `json:"mergeMethod"`
-	DirectMergeMode             *string  `json:"directMergeMode"`
-	OptimizationMode            *string  `json:"optimizationMode"`
-	CreatePrsForTestingBranches *bool    `json:"createPrsForTestingBranches"`
-	CommentsEnabled             *bool    `json:"commentsEnabled"`
-	CommandsEnabled             *bool    `json:"commandsEnabled"`
-	StatusCheckEnabled          *bool    `json:"statusCheckEnabled"`
-	EnqueueingLabel             *string  `json:"enqueueingLabel"`
-	LabelCommandsEnabled        *bool    `json:"labelCommandsEnabled"`
-	StateLabelsEnabled          *bool    `json:"stateLabelsEnabled"`
-	ExtensionEnabled            *bool    `json:"extensionEnabled"`
-	StateLabelPrefix            *string  `json:"stateLabelPrefix"` // ours
-	// The anti-flake retry settings (ours).
-	FlakyRetries             *int    `json:"flakyRetries"`
-	FlakyRetryPolicy         *string `json:"flakyRetryPolicy"`
-	FlakyEvidenceWaitSeconds *int    `json:"flakyEvidenceWaitSeconds"`
-	// The autopilot (ours).
-	mergequeue.AutopilotPatch
-}
-
-// patch is the engine's form of an updateQueue call.
-func (req *updateRequest) patch() mergequeue.QueuePatch {
-	return mergequeue.QueuePatch{
-		State: req.State, Mode: req.Mode, Concurrency: req.Concurrency, TestingTimeoutMinutes: req.TestingTimeoutMinutes,
-		CanOptimisticallyMerge: req.CanOptimisticallyMerge, PendingFailureDepth: req.PendingFailureDepth,
-		Batch: req.Batch, BatchingMaxWaitTimeMinutes: req.BatchingMaxWaitTimeMinutes, BatchingMinSize: req.BatchingMinSize,
-		BisectionConcurrency: req.BisectionConcurrency, RequiredStatuses: req.RequiredStatuses,
-		DeleteRequiredStatuses: req.DeleteRequiredStatuses, MergeMethod: req.MergeMethod,
-		DirectMergeMode: req.DirectMergeMode, OptimizationMode: req.OptimizationMode,
-		CreatePrsForTestingBranches: req.CreatePrsForTestingBranches, CommentsEnabled: req.CommentsEnabled,
-		CommandsEnabled: req.CommandsEnabled, StatusCheckEnabled: req.StatusCheckEnabled,
-		EnqueueingLabel: req.EnqueueingLabel, LabelCommandsEnabled: req.LabelCommandsEnabled,
-		StateLabelsEnabled: req.StateLabelsEnabled, ExtensionEnabled: req.ExtensionEnabled, StateLabelPrefix: req.StateLabelPrefix,
-		FlakyRetries: req.FlakyRetries, FlakyRetryPolicy: req.FlakyRetryPolicy, FlakyEvidenceWaitSeconds: req.FlakyEvidenceWaitSeconds,
-		AutopilotPatch: req.AutopilotPatch,
-	}
+	mergequeue.QueuePatch
 }
 
 // PatchOf reads a queue record as getQueue answers it (settings, JSON)
@@ -239,11 +194,10 @@ func (req *updateRequest) patch() mergequeue.QueuePatch {
 // settings (getQueueHistory's settings). Its state is left out: a
 // replay's queue runs.
 func PatchOf(settings []byte) (mergequeue.QueuePatch, error) {
-	var req updateRequest
-	if err := json.Unmarshal(settings, &req); err != nil {
+	var p mergequeue.QueuePatch
+	if err := json.Unmarshal(settings, &p); err != nil {
 		return mergequeue.QueuePatch{}, errs.Wrap(errs.Invalid, err, "the queue settings do not read as getQueue's record: %v", err)
 	}
-	p := req.patch()
 	p.State = nil
 	return p, nil
 }
@@ -255,9 +209,8 @@ func (h *Handlers) UpdateQueue() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		p := req.patch()
 		rec, err := h.Driver.Apply(r.Context(), k, func(rec store.QueueRecord) (mergequeue.Snapshot, mergequeue.Output, error) {
-			return mergequeue.UpdateQueue(rec.Snapshot, p, h.Now())
+			return mergequeue.UpdateQueue(rec.Snapshot, req.QueuePatch, h.Now())
 		})
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package queueapi
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -27,37 +28,14 @@ func (e enums) of(v string) string {
 	return v
 }
 
-// QueueView is the queue record of contract 3.3.
+// QueueView is the queue record of contract 3.3: its state, branch and
+// mode, then its settings as the engine declares them (their enums
+// spelled as enums spells them).
 type QueueView struct {
-	State                       string   `json:"state"`
-	Branch                      string   `json:"branch"`
-	Mode                        string   `json:"mode"`
-	Concurrency                 int      `json:"concurrency"`
-	TestingTimeoutMinutes       int      `json:"testingTimeoutMinutes"`
-	CanOptimisticallyMerge      bool     `json:"canOptimisticallyMerge"`
-	PendingFailureDepth         int      `json:"pendingFailureDepth"`
-	Batch                       bool     `json:"batch"`
-	BatchingMaxWaitTimeMinutes  int      `json:"batchingMaxWaitTimeMinutes"`
-	BatchingMinSize             int      `json:"batchingMinSize"`
-	BisectionConcurrency        int      `json:"bisectionConcurrency"`
-	RequiredStatuses            []string `json:"requiredStatuses"`
-	MergeMethod                 string   `json:"mergeMethod"`
-	DirectMergeMode             string   `json:"directMergeMode"`
-	OptimizationMode            string   `json:"optimizationMode"`
-	CreatePrsForTestingBranches bool     `json:"createPrsForTestingBranches"`
-	CommentsEnabled             bool     `json:"commentsEnabled"`
-	CommandsEnabled             bool     `json:"commandsEnabled"`
-	StatusCheckEnabled          bool     `json:"statusCheckEnabled"`
-	EnqueueingLabel             string   `json:"enqueueingLabel"`
-	LabelCommandsEnabled        bool     `json:"labelCommandsEnabled"`
-	StateLabelsEnabled          bool     `json:"stateLabelsEnabled"`
-	ExtensionEnabled            bool     `json:"extensionEnabled"`
-	// Ours: what starts every state label.
-	StateLabelPrefix string `json:"stateLabelPrefix"`
-	// Ours: anti-flake retries.
-	FlakyRetries             int    `json:"flakyRetries"`
-	FlakyRetryPolicy         string `json:"flakyRetryPolicy"`
-	FlakyEvidenceWaitSeconds int    `json:"flakyEvidenceWaitSeconds"`
+	State  string `json:"state"`
+	Branch string `json:"branch"`
+	Mode   string `json:"mode"`
+	mergequeue.Settings
 	// Ours: the autopilot, its bounds, and (read only) what it chose and
 	// why; null while it is off.
 	mergequeue.AutopilotSettings
@@ -136,18 +114,20 @@ func (e enums) queue(s mergequeue.Snapshot) QueueView {
 	q := s.Queue.WithRetryDefaults()
 	return QueueView{
 		State: e.of(string(q.State)), Branch: q.Branch, Mode: e.of(string(q.Mode)),
-		Concurrency: q.Concurrency, TestingTimeoutMinutes: q.TestingTimeoutMinutes,
-		CanOptimisticallyMerge: q.CanOptimisticallyMerge, PendingFailureDepth: q.PendingFailureDepth,
-		Batch: q.Batch, BatchingMaxWaitTimeMinutes: q.BatchingMaxWaitTimeMinutes, BatchingMinSize: q.BatchingMinSize,
-		BisectionConcurrency: q.BisectionConcurrency, RequiredStatuses: q.RequiredStatuses,
-		MergeMethod: e.of(string(q.MergeMethod)), DirectMergeMode: e.of(string(q.DirectMergeMode)),
-		OptimizationMode: e.of(string(q.OptimizationMode)), CreatePrsForTestingBranches: q.CreatePrsForTestingBranches,
-		CommentsEnabled: q.CommentsEnabled, CommandsEnabled: q.CommandsEnabled, StatusCheckEnabled: q.StatusCheckEnabled,
-		EnqueueingLabel: q.EnqueueingLabel, LabelCommandsEnabled: q.LabelCommandsEnabled,
-		StateLabelsEnabled: q.StateLabelsEnabled, ExtensionEnabled: q.ExtensionEnabled, StateLabelPrefix: q.StateLabelPrefix,
-		FlakyRetries: q.FlakyRetries, FlakyRetryPolicy: e.of(string(q.FlakyRetryPolicy)), FlakyEvidenceWaitSeconds: q.FlakyEvidenceWaitSeconds,
-		AutopilotSettings: q.AutopilotSettings, AutopilotStatus: AutopilotStatusOf(s),
+		Settings: e.settings(q.Settings), AutopilotSettings: q.AutopilotSettings, AutopilotStatus: AutopilotStatusOf(s),
 	}
+}
+
+// settings spells the enum settings of s (those of a named string type,
+// such as MergeMethod) as e spells enums.
+func (e enums) settings(s mergequeue.Settings) mergequeue.Settings {
+	v := reflect.ValueOf(&s).Elem()
+	for i := range v.NumField() {
+		if f := v.Field(i); f.Kind() == reflect.String && f.Type() != reflect.TypeFor[string]() {
+			f.SetString(e.of(f.String()))
+		}
+	}
+	return s
 }
 
 // EnqueuedPRView is an entry of getQueue.enqueuedPullRequests: the record

@@ -43,7 +43,7 @@ func (d *Service) evidence(ctx context.Context, rec store.QueueRecord) ([]mergeq
 			if err != nil && !errs.Is(err, errs.NotFound) {
 				return nil, err
 			}
-			s := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+			s := repo.Settings()
 			settings = &s
 		}
 		ev, err := d.judge(ctx, rec, failed, *settings)

@@ -40,6 +40,12 @@ func (r Repo) Branch() string {
 	return r.DefaultBranch
 }
 
+// Settings are the repository's monitor and quarantine settings with
+// every default applied: the one place they are computed from its record.
+func (r Repo) Settings() testhealth.Settings {
+	return testhealth.SettingsOf(r.HealthSettings, r.Branch())
+}
+
 // GetRepo reads a repository of org; NotFound when absent.
 func (s *Store) GetRepo(ctx context.Context, org string, ref repository.Ref) (Repo, error) {
 	var r Repo

@@ -1,6 +1,7 @@
 package testhealth
 
 import (
+	"reflect"
 	"time"
 
 	"github.com/mainguard/mainguard/shared/errs"
@@ -185,6 +186,18 @@ type HealthSettings struct {
 
 	BrokenStreak *bool `dynamodbav:"mon_broken_streak,omitempty"`
 	Streak       *int  `dynamodbav:"mon_streak,omitempty"`
+}
+
+// With is h after change: each field change sets (a non-nil pointer or
+// list) replaces h's, as store.UpdateRepo writes it; the others stay.
+func (h HealthSettings) With(change HealthSettings) HealthSettings {
+	dst, src := reflect.ValueOf(&h).Elem(), reflect.ValueOf(change)
+	for i := range src.NumField() {
+		if !src.Field(i).IsNil() {
+			dst.Field(i).Set(src.Field(i))
+		}
+	}
+	return h
 }
 
 // UploadRuns is what every run of one upload shares.

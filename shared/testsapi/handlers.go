@@ -81,7 +81,7 @@ func (h *Handlers) GetTestDetails() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		s := testhealth.SettingsOf(settings.HealthSettings, settings.Branch())
+		s := settings.Settings()
 		tc.Quarantined = testhealth.Quarantined(tc, s)
 		return map[string]healthview.TestCase{"test": h.Viewer.Full(tc, s, h.Now())}, nil
 	})
@@ -115,7 +115,7 @@ func (h *Handlers) LinkTicket() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		s := testhealth.SettingsOf(settings.HealthSettings, settings.Branch())
+		s := settings.Settings()
 		tc.Quarantined = testhealth.Quarantined(tc, s)
 		var ticketURL string
 		switch {

@@ -132,7 +132,7 @@ func (h *Handlers) ListQuarantined() http.Handler {
 			return nil, err
 		}
 		ctx := r.Context()
-		settings := testhealth.SettingsOf(l.repo.HealthSettings, l.repo.Branch())
+		settings := l.repo.Settings()
 		alwaysOnly := !settings.AutoQuarantine
 		query := fmt.Sprintf("quarantined|%s|%t", l.repo.Ref.Key(), alwaysOnly)
 		c, err := l.cursorFor(req, query)
@@ -205,7 +205,7 @@ func (h *Handlers) ListUnhealthy() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		settings := testhealth.SettingsOf(l.repo.HealthSettings, l.repo.Branch())
+		settings := l.repo.Settings()
 		items := []healthview.TestCase{}
 		for _, tc := range tests {
 			tc.Quarantined = testhealth.Quarantined(tc, settings)
@@ -277,7 +277,7 @@ func (h *Handlers) ListFailing() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		settings := testhealth.SettingsOf(l.repo.HealthSettings, l.repo.Branch())
+		settings := l.repo.Settings()
 		now := h.Now()
 		items := []healthview.TestCase{}
 		for _, tc := range tests {

@@ -98,7 +98,7 @@ func (h *Handlers) GetQuarantineConfig() http.Handler {
 		if err != nil {
 			return nil, err
 		}
-		settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+		settings := repo.Settings()
 		if !settings.QuarantineEnabled {
 			return answer{IsDisabled: true, TestIDs: []string{}}, nil
 		}

@@ -102,7 +102,7 @@ func (w *Web) orgHome(rw http.ResponseWriter, r *http.Request, s session) error 
 		if row.Broken, err = w.Store.CountUnhealthy(ctx, s.Org, repo.Ref, testhealth.Broken); err != nil {
 			return err
 		}
-		settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+		settings := repo.Settings()
 		row.QuarantineOn, row.AutoQuarantine = settings.QuarantineEnabled, settings.AutoQuarantine
 		if settings.QuarantineEnabled {
 			// What list-quarantined-tests counts: the candidates, only the

@@ -130,24 +130,12 @@ func (w *Web) testList(rw http.ResponseWriter, r *http.Request, s session) error
 	if err != nil {
 		return err
 	}
-	unhealthy := func(status string) func(store.PageQuery) (store.Page, error) {
-		return func(pq store.PageQuery) (store.Page, error) {
-			return w.Store.ListUnhealthy(ctx, s.Org, repo.Ref, status, pq)
-		}
-	}
-	indexes := []testIndex{
-		{param: "flaky_after", list: unhealthy(testhealth.Flaky)},
-		{param: "broken_after", list: unhealthy(testhealth.Broken)},
-		{param: "quarantine_after", quarantine: true, list: func(pq store.PageQuery) (store.Page, error) {
-			return w.Store.ListQuarantineCandidates(ctx, s.Org, repo.Ref, false, pq)
-		}},
-	}
+	indexes := w.testIndexes(ctx, s.Org, repo.Ref)
 	q := r.URL.Query()
 	cursors, err := testCursors(q, indexes)
 	if err != nil {
 		return err
 	}
-	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
 	page := testListPage{
 		Repo: repo.Ref.String(), Status: q.Get("status"), Owner: strings.TrimSpace(q.Get("owner")),
 		Quarantined: q.Get("quarantined") == "on", Sort: cmp.Or(q.Get("sort"), "failure_rate"),
@@ -160,6 +148,44 @@ func (w *Web) testList(rw http.ResponseWriter, r *http.Request, s session) error
 		first.Del(ix.param)
 	}
 	next := maps.Clone(first)
+	byID, err := w.readTestIndexes(indexes, cursors, next)
+	if err != nil {
+		return err
+	}
+	list := orgHref(s.Org) + "/flaky-tests?"
+	if cursors != nil {
+		page.Pager.First = list + first.Encode()
+	}
+	if len(next) > len(first) {
+		page.Pager.Next = list + next.Encode()
+	}
+	page.Tests = w.testRows(page, byID, repo.Settings(), s.Org, repo.Ref)
+	sortTestRows(page.Tests, page.Sort)
+	return w.render(rw, r, http.StatusOK, "tests.html", &s, view{Title: "Tests of " + page.Repo, Page: page,
+		Crumbs: []crumb{{s.Org, orgHref(s.Org)}}})
+}
+
+// testIndexes are the indexes the test list of repo reads: the flaky, the
+// broken and the quarantined tests.
+func (w *Web) testIndexes(ctx context.Context, org string, repo repository.Ref) []testIndex {
+	unhealthy := func(status string) func(store.PageQuery) (store.Page, error) {
+		return func(pq store.PageQuery) (store.Page, error) {
+			return w.Store.ListUnhealthy(ctx, org, repo, status, pq)
+		}
+	}
+	return []testIndex{
+		{param: "flaky_after", list: unhealthy(testhealth.Flaky)},
+		{param: "broken_after", list: unhealthy(testhealth.Broken)},
+		{param: "quarantine_after", quarantine: true, list: func(pq store.PageQuery) (store.Page, error) {
+			return w.Store.ListQuarantineCandidates(ctx, org, repo, false, pq)
+		}},
+	}
+}
+
+// readTestIndexes reads a page of each index still open (each one, on the
+// first page: cursors nil), by test id, and sets in next the cursor of
+// each index that has more.
+func (w *Web) readTestIndexes(indexes []testIndex, cursors map[string]string, next url.Values) (map[string]testhealth.TestCase, error) {
 	byID := map[string]testhealth.TestCase{}
 	for _, ix := range indexes {
 		after, ok := cursors[ix.param]
@@ -168,7 +194,7 @@ func (w *Web) testList(rw http.ResponseWriter, r *http.Request, s session) error
 		}
 		p, err := ix.list(store.PageQuery{Limit: cmp.Or(w.TestsPerIndex, listLimit), After: after})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if p.Next != "" && !(ix.quarantine && strings.HasPrefix(p.Next, "U#")) {
 			next.Set(ix.param, p.Next)
@@ -182,13 +208,13 @@ func (w *Web) testList(rw http.ResponseWriter, r *http.Request, s session) error
 			byID[tc.ID] = tc
 		}
 	}
-	list := orgHref(s.Org) + "/flaky-tests?"
-	if cursors != nil {
-		page.Pager.First = list + first.Encode()
-	}
-	if len(next) > len(first) {
-		page.Pager.Next = list + next.Encode()
-	}
+	return byID, nil
+}
+
+// testRows are the rows of the tests read that page's filters keep, as
+// of now under the repository's settings.
+func (w *Web) testRows(page testListPage, byID map[string]testhealth.TestCase, settings testhealth.Settings, org string, repo repository.Ref) []testRow {
+	var rows []testRow
 	now := w.Now()
 	for _, tc := range byID {
 		tc.Quarantined = testhealth.Quarantined(tc, settings)
@@ -204,16 +230,22 @@ func (w *Web) testList(rw http.ResponseWriter, r *http.Request, s session) error
 			continue // a candidate overridden to always, in a repository that does not quarantine
 		}
 		row := testRow{
-			Name: tc.Name, Href: testHref(s.Org, repo.Ref, tc.ID), Status: v.Status.Value, Reason: v.Status.Reason,
+			Name: tc.Name, Href: testHref(org, repo, tc.ID), Status: v.Status.Value, Reason: v.Status.Reason,
 			Owners: strings.Join(tc.Codeowners, ", "), rate: *v.FailureRateLast7d, FailureRate: percent(*v.FailureRateLast7d),
 			PRs: v.PullRequestsImpacted, Quarantined: tc.Quarantined, last: lastFailure(tc),
 		}
 		row.LastFailure = stampOf(row.last, now)
-		page.Tests = append(page.Tests, row)
+		rows = append(rows, row)
 	}
-	slices.SortFunc(page.Tests, func(a, b testRow) int {
+	return rows
+}
+
+// sortTestRows sorts rows by the page's sort (the PRs impacted, the last
+// failure, or the failure rate), most first, then by name.
+func sortTestRows(rows []testRow, sort string) {
+	slices.SortFunc(rows, func(a, b testRow) int {
 		var c int
-		switch page.Sort {
+		switch sort {
 		case "prs":
 			c = cmp.Compare(b.PRs, a.PRs)
 		case "last_failure":
@@ -223,8 +255,6 @@ func (w *Web) testList(rw http.ResponseWriter, r *http.Request, s session) error
 		}
 		return cmp.Or(c, strings.Compare(a.Name, b.Name))
 	})
-	return w.render(rw, r, http.StatusOK, "tests.html", &s, view{Title: "Tests of " + page.Repo, Page: page,
-		Crumbs: []crumb{{s.Org, orgHref(s.Org)}}})
 }
 
 func lastFailure(tc testhealth.TestCase) time.Time {
@@ -296,7 +326,7 @@ func (w *Web) testPage(rw http.ResponseWriter, r *http.Request, s session) error
 		return err
 	}
 	now := w.Now()
-	settings := testhealth.SettingsOf(repo.HealthSettings, repo.Branch())
+	settings := repo.Settings()
 	tc.Quarantined = testhealth.Quarantined(tc, settings)
 	v := w.Viewer.Full(tc, settings, now)
 	override := healthview.OverrideName(tc.QuarantineOverride)

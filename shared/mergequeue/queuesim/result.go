@@ -100,8 +100,33 @@ func (s *simulation) result() Result {
 			r.UnknownFlakyTests++
 		}
 	}
-	var inQueue []time.Duration
-	last, windowEnd, lastMerge := start, start, start
+	phaseOf := s.phases(&r)
+	t := s.tally(&r, phaseOf)
+	r.Elapsed = t.last.Sub(start)
+	r.Window = t.windowEnd.Sub(start)
+	merges, window := r.WindowMerges, r.Window
+	if merges == 0 || window == 0 {
+		merges, window = r.Merged, r.Elapsed
+	}
+	r.MergesPerT = perT(merges, window, s.cfg.TestTime)
+	if r.Merged > 0 {
+		r.RunsPerMerge = float64(r.CIRuns) / float64(r.Merged)
+		r.EjectedPer100 = 100 * float64(r.Failed) / float64(r.Merged)
+		r.MeanInQueue, r.P95InQueue = mean(t.inQueue), percentile(t.inQueue, 0.95)
+		r.P50, r.P90 = percentile(t.inQueue, 0.5), percentile(t.inQueue, 0.9)
+		r.MergesPerHour = float64(r.Merged) / t.lastMerge.Sub(start).Hours()
+	}
+	for i := range r.Phases {
+		r.Phases[i].finish()
+	}
+	r.Autopilot, r.Start = s.autopilot, start
+	s.bounds(&r)
+	return r
+}
+
+// phases makes r's phases, with the CI runs of each, and returns the
+// phase of a PR number.
+func (s *simulation) phases(r *Result) func(pr int) *Phase {
 	phases := s.cfg.phases()
 	r.Phases = make([]Phase, len(phases))
 	phaseOf := func(pr int) *Phase { // PR numbers count from 1
@@ -120,6 +145,20 @@ func (s *simulation) result() Result {
 			phaseOf(run.pr).CIRuns++
 		}
 	}
+	return phaseOf
+}
+
+// prTally is what the PRs' outcomes give beside their counts: the times
+// the merged PRs spent in the queue, the last conclusion, the end of the
+// submission window's merges and the last merge.
+type prTally struct {
+	inQueue                    []time.Duration
+	last, windowEnd, lastMerge time.Time
+}
+
+// tally counts the PRs' outcomes into r and their phases.
+func (s *simulation) tally(r *Result, phaseOf func(pr int) *Phase) prTally {
+	t := prTally{last: start, windowEnd: start, lastMerge: start}
 	for _, p := range s.world.prs {
 		ph := phaseOf(p.number)
 		if ph.firstSubmit.IsZero() || p.submitted.Before(ph.firstSubmit) {
@@ -138,13 +177,13 @@ func (s *simulation) result() Result {
 		case mergequeue.Merged:
 			r.Merged++
 			ph.Merged++
-			inQueue = append(inQueue, p.concluded.Sub(p.submitted))
+			t.inQueue = append(t.inQueue, p.concluded.Sub(p.submitted))
 			ph.toMerge = append(ph.toMerge, p.concluded.Sub(p.submitted))
 			if !p.concluded.After(s.lastSubmit) {
 				r.WindowMerges++
-				windowEnd = later(windowEnd, p.concluded)
+				t.windowEnd = later(t.windowEnd, p.concluded)
 			}
-			lastMerge = later(lastMerge, p.concluded)
+			t.lastMerge = later(t.lastMerge, p.concluded)
 		case mergequeue.Failed:
 			if p.bad {
 				r.BadFailed++
@@ -156,35 +195,26 @@ func (s *simulation) result() Result {
 		case mergequeue.Cancelled:
 			r.Cancelled++
 		}
-		last = later(last, p.concluded)
+		t.last = later(t.last, p.concluded)
 	}
-	r.Elapsed = last.Sub(start)
-	r.Window = windowEnd.Sub(start)
-	merges, window := r.WindowMerges, r.Window
-	if merges == 0 || window == 0 {
-		merges, window = r.Merged, r.Elapsed
+	return t
+}
+
+// finish computes a phase's rates from its counts.
+func (ph *Phase) finish() {
+	if ph.Merged == 0 {
+		return
 	}
-	r.MergesPerT = perT(merges, window, s.cfg.TestTime)
-	if r.Merged > 0 {
-		r.RunsPerMerge = float64(r.CIRuns) / float64(r.Merged)
-		r.EjectedPer100 = 100 * float64(r.Failed) / float64(r.Merged)
-		r.MeanInQueue, r.P95InQueue = mean(inQueue), percentile(inQueue, 0.95)
-		r.P50, r.P90 = percentile(inQueue, 0.5), percentile(inQueue, 0.9)
-		r.MergesPerHour = float64(r.Merged) / lastMerge.Sub(start).Hours()
+	ph.RunsPerMerge = float64(ph.CIRuns) / float64(ph.Merged)
+	ph.EjectedPer100 = 100 * float64(ph.Failed) / float64(ph.Merged)
+	ph.P50, ph.P90 = percentile(ph.toMerge, 0.5), percentile(ph.toMerge, 0.9)
+	if span := ph.lastConclusion.Sub(ph.firstSubmit); span > 0 {
+		ph.MergesPerHour = float64(ph.Merged) / span.Hours()
 	}
-	for i := range r.Phases {
-		ph := &r.Phases[i]
-		if ph.Merged == 0 {
-			continue
-		}
-		ph.RunsPerMerge = float64(ph.CIRuns) / float64(ph.Merged)
-		ph.EjectedPer100 = 100 * float64(ph.Failed) / float64(ph.Merged)
-		ph.P50, ph.P90 = percentile(ph.toMerge, 0.5), percentile(ph.toMerge, 0.9)
-		if span := ph.lastConclusion.Sub(ph.firstSubmit); span > 0 {
-			ph.MergesPerHour = float64(ph.Merged) / span.Hours()
-		}
-	}
-	r.Autopilot, r.Start = s.autopilot, start
+}
+
+// bounds gives r the models' figures that apply to the simulated queue.
+func (s *simulation) bounds(r *Result) {
 	q := s.snap.Queue
 	c, p, f, k := q.Concurrency, s.cfg.BadRate, s.cfg.FlakeRate, s.cfg.Targets
 	timeout := time.Duration(q.TestingTimeoutMinutes) * time.Minute
@@ -201,7 +231,6 @@ func (s *simulation) result() Result {
 	if k > 0 {
 		r.LanesBound = LanesBound(p, f, c, k)
 	}
-	return r
 }
 
 func later(a, b time.Time) time.Time {

@@ -65,42 +65,65 @@ type history struct {
 	end     time.Time
 }
 
-// generate draws the history of cfg.
+// generate draws the history of cfg. The draws follow one another from
+// one seeded source, in this order: every step takes its share of it.
 func generate(cfg Config) history {
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x6865616c746873)) // "healths"
 	var h history
-	n := cfg.Healthy + cfg.Flaky
-	for i := range n {
+	h.tests = drawTests(cfg, rng)
+	drawRegressions(cfg, rng, h.tests)
+	drawFixes(cfg, rng, h.tests)
+	jobs := drawJobs(cfg, rng, len(h.tests))
+	var runs []ciRun
+	h.commits, runs = drawCommits(cfg, rng)
+	h.uploads = drawUploads(cfg, rng, h.tests, jobs, runs)
+	slices.SortStableFunc(h.uploads, func(a, b upload) int { return a.at.Compare(b.at) })
+	h.end = h.uploads[len(h.uploads)-1].at.Add(time.Hour)
+	return h
+}
+
+// drawTests draws the tests: cfg.Healthy healthy ones, then cfg.Flaky
+// flaky ones with their rates.
+func drawTests(cfg Config, rng *rand.Rand) []test {
+	var tests []test
+	for i := range cfg.Healthy + cfg.Flaky {
 		t := test{id: fmt.Sprintf("t%05d", i), at: -1, until: -1}
 		if i >= cfg.Healthy {
 			t.kind, t.rate = flaky, cfg.Rates.Rate(rng.Float64())
 		}
-		h.tests = append(h.tests, t)
+		tests = append(tests, t)
 	}
-	// Regressions: healthy tests broken at a commit in the first two
-	// thirds, fixed RegressionCommits later.
+	return tests
+}
+
+// drawRegressions breaks healthy tests at a commit in the first two
+// thirds, fixed RegressionCommits later.
+func drawRegressions(cfg Config, rng *rand.Rand, tests []test) {
 	for _, i := range rng.Perm(cfg.Healthy)[:cfg.Regressions] {
-		t := &h.tests[i]
+		t := &tests[i]
 		t.kind, t.at = regression, rng.IntN(cfg.Commits*2/3)
 		if cfg.RegressionCommits > 0 {
 			t.until = t.at + cfg.RegressionCommits
 		}
 	}
-	// Fixed tests: flaky ones that have flaked (2% of runs or more, else
-	// the most flaky), fixed in the middle third.
+}
+
+// drawFixes fixes flaky tests that have flaked (2% of runs or more, else
+// the most flaky) in the middle third.
+func drawFixes(cfg Config, rng *rand.Rand, tests []test) {
 	var candidates []int
-	for i := cfg.Healthy; i < n; i++ {
+	for i := cfg.Healthy; i < len(tests); i++ {
 		candidates = append(candidates, i)
 	}
 	slices.SortStableFunc(candidates, func(a, b int) int {
-		ra, rb := h.tests[a].rate >= 0.02, h.tests[b].rate >= 0.02
+		ra, rb := tests[a].rate >= 0.02, tests[b].rate >= 0.02
 		switch {
 		case ra && !rb:
 			return -1
 		case rb && !ra:
 			return 1
-		case !ra && h.tests[a].rate != h.tests[b].rate:
-			if h.tests[a].rate > h.tests[b].rate {
+		case !ra && tests[a].rate != tests[b].rate:
+			if tests[a].rate > tests[b].rate {
 				return -1
 			}
 			return 1
@@ -109,17 +132,20 @@ func generate(cfg Config) history {
 	})
 	eligible := 0
 	for _, i := range candidates {
-		if h.tests[i].rate >= 0.02 {
+		if tests[i].rate >= 0.02 {
 			eligible++
 		}
 	}
 	pick := candidates[:max(eligible, cfg.Fixes)]
 	rng.Shuffle(len(pick), func(a, b int) { pick[a], pick[b] = pick[b], pick[a] })
 	for _, i := range pick[:cfg.Fixes] {
-		t := &h.tests[i]
+		t := &tests[i]
 		t.kind, t.at = fixed, cfg.Commits/3+rng.IntN(max(cfg.Commits/3, 1))
 	}
-	// Jobs: the tests in a random order, JobSize each.
+}
+
+// drawJobs deals the n tests, in a random order, into jobs of JobSize.
+func drawJobs(cfg Config, rng *rand.Rand, n int) [][]int {
 	order := rng.Perm(n)
 	var jobs [][]int
 	for lo := 0; lo < n; lo += cfg.JobSize {
@@ -127,20 +153,29 @@ func generate(cfg Config) history {
 		slices.Sort(job)
 		jobs = append(jobs, job)
 	}
-	// Commits of main spread over the days, each with its pull request's
-	// runs shortly before it.
+	return jobs
+}
+
+// ciRun is one CI run of a commit: on main, or on its pull request's
+// branch.
+type ciRun struct {
+	at          time.Time
+	sha, branch string
+	commit      int
+	main        bool
+}
+
+// drawCommits spreads the commits of main over the days, each with its
+// pull request's runs shortly before it: their times, and every CI run in
+// time order.
+func drawCommits(cfg Config, rng *rand.Rand) ([]time.Time, []ciRun) {
 	spacing := time.Duration(cfg.Days) * 24 * time.Hour / time.Duration(cfg.Commits)
-	type ciRun struct {
-		at          time.Time
-		sha, branch string
-		commit      int
-		main        bool
-	}
+	var commits []time.Time
 	var runs []ciRun
 	for c := range cfg.Commits {
 		jitter := time.Duration((rng.Float64() - 0.5) * float64(spacing) / 2)
 		at := start.Add(spacing*time.Duration(c) + spacing/2 + jitter).Truncate(time.Second)
-		h.commits = append(h.commits, at)
+		commits = append(commits, at)
 		for k := range cfg.PRRuns {
 			runs = append(runs, ciRun{
 				at:  at.Add(-spacing / 4 * time.Duration(cfg.PRRuns-k) / time.Duration(cfg.PRRuns)),
@@ -150,6 +185,13 @@ func generate(cfg Config) history {
 		runs = append(runs, ciRun{at: at, sha: fmt.Sprintf("main%03d", c), branch: "main", commit: c, main: true})
 	}
 	slices.SortStableFunc(runs, func(a, b ciRun) int { return a.at.Compare(b.at) })
+	return commits, runs
+}
+
+// drawUploads draws the uploads of every job of every run: an attempt,
+// then a retry after each failed one, up to cfg.Retries.
+func drawUploads(cfg Config, rng *rand.Rand, tests []test, jobs [][]int, runs []ciRun) []upload {
+	var uploads []upload
 	for _, r := range runs {
 		for j, job := range jobs {
 			for attempt := 0; attempt <= cfg.Retries; attempt++ {
@@ -161,19 +203,17 @@ func generate(cfg Config) history {
 				}
 				any := false
 				for k, i := range job {
-					t := h.tests[i]
+					t := tests[i]
 					f := u.infra || t.broken(r.commit) || t.flaking(r.commit) && rng.Float64() < t.rate
 					u.failed[k] = f
 					any = any || f
 				}
-				h.uploads = append(h.uploads, u)
+				uploads = append(uploads, u)
 				if !any {
 					break
 				}
 			}
 		}
 	}
-	slices.SortStableFunc(h.uploads, func(a, b upload) int { return a.at.Compare(b.at) })
-	h.end = h.uploads[len(h.uploads)-1].at.Add(time.Hour)
-	return h
+	return uploads
 }
