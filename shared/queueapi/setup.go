@@ -34,4 +34,3 @@ func Group(_ context.Context, b *lambdafn.Base) (lambdafn.Handlers, error) {
 	}
 	return h.Endpoints(), nil
 }
-
