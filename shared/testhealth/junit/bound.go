@@ -353,12 +353,21 @@ func (b *boundReader) afterLT(in []byte, i int, out []byte) (int, []byte) {
 	return i + 1, out
 }
 
+// markupByte keeps c, a byte of markup that cannot be cut, counting it
+// towards its cap and the lines handed out.
+func (b *boundReader) markupByte(c byte, out []byte) []byte {
+	b.markup++
+	if c == '\n' {
+		b.outLines++
+	}
+	return append(out, c)
+}
+
 // bangByte keeps a byte after "<!" while telling a comment, a CDATA
 // section and a declaration apart.
 func (b *boundReader) bangByte(c byte, out []byte) []byte {
-	out = append(out, c)
+	out = b.markupByte(c, out)
 	b.bang++
-	b.markup++
 	switch {
 	case b.bang == 1 && c == '-', b.bang == 1 && c == '[':
 		b.quote = c // remembers which of the two this may become
@@ -375,19 +384,12 @@ func (b *boundReader) bangByte(c byte, out []byte) []byte {
 		// decoder reports either, and Parse stops there.
 		b.state = stDecl
 	}
-	if c == '\n' {
-		b.outLines++
-	}
 	return out
 }
 
 // declByte keeps a byte of a declaration, up to declCap.
 func (b *boundReader) declByte(c byte, out []byte) []byte {
-	out = append(out, c)
-	b.markup++
-	if c == '\n' {
-		b.outLines++
-	}
+	out = b.markupByte(c, out)
 	if b.markup > b.declCap {
 		b.err = &boundError{"a <!...> declaration", b.declCap}
 	}
@@ -397,11 +399,7 @@ func (b *boundReader) declByte(c byte, out []byte) []byte {
 // piByte keeps a byte of a processing instruction, up to tagCap, and sees
 // its "?>".
 func (b *boundReader) piByte(c byte, out []byte) []byte {
-	out = append(out, c)
-	b.markup++
-	if c == '\n' {
-		b.outLines++
-	}
+	out = b.markupByte(c, out)
 	if b.seq == 1 && c == '>' {
 		b.resetRun()
 		b.state = stText
