@@ -73,16 +73,9 @@ func serve(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	log.Info("using DynamoDB", "endpoint", cfg.DynamoEndpoint, "table", cfg.TableName)
-
-	db, err := lambdafn.DynamoClient(cfg)
+	db, err := openTable(e.ctx, cfg, log)
 	if err != nil {
 		return err
-	}
-	if created, err := store.EnsureTable(e.ctx, db, cfg.TableName); err != nil {
-		return err
-	} else if created {
-		log.Info("created table", "table", cfg.TableName)
 	}
 	sim, stopSim, err := startLocalGitHub(e, o, &cfg, db)
 	if err != nil {
@@ -104,6 +97,22 @@ func serve(e *env, args []string) error {
 	resuming := resumeInterrupted(e.ctx, a, ownTable, log)
 	defer resuming.Wait()
 	return listen(e, ln, a, sim, cfg, o.tick, log)
+}
+
+// openTable is the DynamoDB client of cfg, on a table it creates when
+// missing.
+func openTable(ctx context.Context, cfg config.Config, log *slog.Logger) (store.DB, error) {
+	log.Info("using DynamoDB", "endpoint", cfg.DynamoEndpoint, "table", cfg.TableName)
+	db, err := lambdafn.DynamoClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if created, err := store.EnsureTable(ctx, db, cfg.TableName); err != nil {
+		return nil, err
+	} else if created {
+		log.Info("created table", "table", cfg.TableName)
+	}
+	return db, nil
 }
 
 // serveOptions are the flags of `mainguard serve`.
