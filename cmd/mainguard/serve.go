@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,128 +35,53 @@ import (
 // or writes anything, it takes its address and its data folder, so a
 // second server is refused without disturbing the first.
 func serve(e *env, args []string) error {
-	f := newFlags(cmdOf("serve"))
-	addr := f.String("addr", "127.0.0.1:8080", "address to listen on")
-	inMemory := f.Bool("in-memory", false, "keep DynamoDB Local's data (and the simulated GitHub's) in memory only")
-	dataDir := dataDirFlag(f, e)
-	tick := f.Duration("tick", 5*time.Second, "how often the scheduled function runs (deployed: every minute)")
-	githubSim := f.String("github-sim", "127.0.0.1:8081", "address of the simulated GitHub the merge queue uses when GitHub is not configured (GITHUB_TOKEN or a GitHub App); \"off\" for none")
-	if _, err := f.parse(e, args, 0); err != nil {
+	o, err := parseServe(e, args)
+	if err != nil {
 		return err
 	}
 	cfg, err := config.FromEnv(e.getenv)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", *addr)
+	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
-		return fmt.Errorf("cannot serve on %s (another mainguard serve?): %w", *addr, err)
+		return fmt.Errorf("cannot serve on %s (another mainguard serve?): %w", o.addr, err)
 	}
 	defer ln.Close()
-	unlock, err := lockDataDir(*dataDir)
+	unlock, err := lockDataDir(o.dataDir)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 
 	log := lambdafn.NewLogger(os.Stdout, cfg.LogLevel)
-	if e.getenv("BUNDLE_DIR") == "" {
-		cfg.BundleDir = filepath.Join(*dataDir, "bundles")
-	}
-	if e.getenv("PUBLIC_API_URL") == "" {
-		cfg.PublicAPIURL = "http://" + ln.Addr().String() + "/v1"
-	}
-	if e.getenv("PUBLIC_APP_URL") == "" {
-		// The web app is served here too, so every html_url and
-		// http_details_url the API hands out opens on this server.
-		cfg.PublicAppURL = "http://" + ln.Addr().String()
-	}
-	endpointPath := filepath.Join(*dataDir, endpointFile)
+	localDefaults(e, &cfg, ln.Addr().String(), o.dataDir)
 	// The table is this data folder's own: kept in it by the DynamoDB
 	// Local started below, which only the holder of the folder's lock
 	// starts (not so for a DynamoDB given by DYNAMODB_ENDPOINT, which
 	// another server may use).
-	ownTable := cfg.DynamoEndpoint == "" && !*inMemory
+	ownTable := cfg.DynamoEndpoint == "" && !o.inMemory
 	if cfg.DynamoEndpoint == "" {
-		// It starts as slowly as the machine makes it; meanwhile the
-		// terminal says so every few seconds.
-		opt := dynamolocal.Options{Progress: e.stderr}
-		if !*inMemory {
-			opt.DataDir = filepath.Join(*dataDir, "dynamodb")
-		}
-		log.Info("starting DynamoDB Local", "data", map[bool]string{true: "in memory", false: opt.DataDir}[*inMemory])
-		// Supervised: if it dies, it is started again on the same port and
-		// data, and the server goes on (its calls answer 503 meanwhile).
-		var endpoint atomic.Pointer[string] // set once it runs; read by a restart
-		base := cfg                         // what a restart needs, taken before cfg changes on
-		in, err := dynamolocal.Supervise(e.ctx, opt, func(exit error) {
-			log.Warn("DynamoDB Local exited and was started again", "exit", fmt.Sprint(exit))
-			if ep := endpoint.Load(); *inMemory && ep != nil {
-				// In memory, the data went with the process: an empty table
-				// again, so that the server answers.
-				c := base
-				c.DynamoEndpoint, c.Region = *ep, "us-east-1"
-				db, err := lambdafn.DynamoClient(c)
-				if err == nil {
-					_, err = store.EnsureTable(context.Background(), db, c.TableName)
-				}
-				log.Warn("in-memory data lost; table created again", "err", fmt.Sprint(err))
-			}
-		})
+		stop, err := startDynamoLocal(e, &cfg, o, log)
 		if err != nil {
 			return err
 		}
-		defer in.Stop()
-		endpoint.Store(&in.Endpoint)
-		cfg.DynamoEndpoint, cfg.Region = in.Endpoint, "us-east-1"
+		defer stop()
 	}
-	// The administration commands find this server's table through this
-	// file, and the address of its pages through the next; they go when
-	// the server does.
-	if err := os.WriteFile(endpointPath, []byte(cfg.DynamoEndpoint+"\n"), 0o644); err != nil {
-		return err
-	}
-	defer os.Remove(endpointPath)
-	appURLPath := filepath.Join(*dataDir, appURLFile)
-	if err := os.WriteFile(appURLPath, []byte(cfg.PublicAppURL+"\n"), 0o644); err != nil {
-		return err
-	}
-	defer os.Remove(appURLPath)
-	log.Info("using DynamoDB", "endpoint", cfg.DynamoEndpoint, "table", cfg.TableName)
-
-	db, err := lambdafn.DynamoClient(cfg)
+	remove, err := writeServerFiles(cfg, o.dataDir)
+	defer remove()
 	if err != nil {
 		return err
 	}
-	if created, err := store.EnsureTable(e.ctx, db, cfg.TableName); err != nil {
+	db, err := openTable(e.ctx, cfg, log)
+	if err != nil {
 		return err
-	} else if created {
-		log.Info("created table", "table", cfg.TableName)
 	}
-	var sim *githubsim.Server
-	if *githubSim != "off" && cfg.GitHubToken == "" && cfg.GitHubAppID == 0 {
-		simDir := filepath.Join(*dataDir, "github")
-		if *inMemory {
-			// The table starts empty, so GitHub must too: old repositories
-			// of the same names would carry old branches and history.
-			if simDir, err = os.MkdirTemp("", "mainguard-github-"); err != nil {
-				return err
-			}
-			defer os.RemoveAll(simDir)
-		}
-		// The simulated GitHub's repositories are the local organization's,
-		// claimed as /sim/repo makes them: no other organization of this
-		// server runs a merge queue on them.
-		st := store.New(db, cfg.TableName, nil)
-		claim := func(ctx context.Context, owner, name string) error {
-			_, err := st.ClaimRepo(ctx, localOrg, owner, name, false)
-			return err
-		}
-		if sim, err = startGitHubSim(e.ctx, *githubSim, simDir, &cfg, e.stdout, claim); err != nil {
-			return err
-		}
-		defer func() { _ = sim.Close() }()
+	sim, stopSim, err := startLocalGitHub(e, o, &cfg, db)
+	if err != nil {
+		return err
 	}
+	defer stopSim()
 	a, err := app.New(e.ctx, cfg, app.Options{DB: db, Log: log})
 	if err != nil {
 		return err
@@ -170,7 +96,161 @@ func serve(e *env, args []string) error {
 	}
 	resuming := resumeInterrupted(e.ctx, a, ownTable, log)
 	defer resuming.Wait()
+	return listen(e, ln, a, sim, cfg, o.tick, log)
+}
 
+// openTable is the DynamoDB client of cfg, on a table it creates when
+// missing.
+func openTable(ctx context.Context, cfg config.Config, log *slog.Logger) (store.DB, error) {
+	log.Info("using DynamoDB", "endpoint", cfg.DynamoEndpoint, "table", cfg.TableName)
+	db, err := lambdafn.DynamoClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if created, err := store.EnsureTable(ctx, db, cfg.TableName); err != nil {
+		return nil, err
+	} else if created {
+		log.Info("created table", "table", cfg.TableName)
+	}
+	return db, nil
+}
+
+// serveOptions are the flags of `mainguard serve`.
+type serveOptions struct {
+	addr      string
+	inMemory  bool
+	dataDir   string
+	tick      time.Duration
+	githubSim string
+}
+
+func parseServe(e *env, args []string) (serveOptions, error) {
+	f := newFlags(cmdOf("serve"))
+	addr := f.String("addr", "127.0.0.1:8080", "address to listen on")
+	inMemory := f.Bool("in-memory", false, "keep DynamoDB Local's data (and the simulated GitHub's) in memory only")
+	dataDir := dataDirFlag(f, e)
+	tick := f.Duration("tick", 5*time.Second, "how often the scheduled function runs (deployed: every minute)")
+	githubSim := f.String("github-sim", "127.0.0.1:8081", "address of the simulated GitHub the merge queue uses when GitHub is not configured (GITHUB_TOKEN or a GitHub App); \"off\" for none")
+	if _, err := f.parse(e, args, 0); err != nil {
+		return serveOptions{}, err
+	}
+	return serveOptions{addr: *addr, inMemory: *inMemory, dataDir: *dataDir, tick: *tick, githubSim: *githubSim}, nil
+}
+
+// localDefaults sets what the environment leaves unset to this server's
+// own: its bundle folder in the data folder, its API and pages at addr.
+func localDefaults(e *env, cfg *config.Config, addr, dataDir string) {
+	if e.getenv("BUNDLE_DIR") == "" {
+		cfg.BundleDir = filepath.Join(dataDir, "bundles")
+	}
+	if e.getenv("PUBLIC_API_URL") == "" {
+		cfg.PublicAPIURL = "http://" + addr + "/v1"
+	}
+	if e.getenv("PUBLIC_APP_URL") == "" {
+		// The web app is served here too, so every html_url and
+		// http_details_url the API hands out opens on this server.
+		cfg.PublicAppURL = "http://" + addr
+	}
+}
+
+// startDynamoLocal starts DynamoDB Local for the server and points cfg at
+// it; stop ends it.
+func startDynamoLocal(e *env, cfg *config.Config, o serveOptions, log *slog.Logger) (stop func(), err error) {
+	// It starts as slowly as the machine makes it; meanwhile the
+	// terminal says so every few seconds.
+	opt := dynamolocal.Options{Progress: e.stderr}
+	if !o.inMemory {
+		opt.DataDir = filepath.Join(o.dataDir, "dynamodb")
+	}
+	log.Info("starting DynamoDB Local", "data", map[bool]string{true: "in memory", false: opt.DataDir}[o.inMemory])
+	// Supervised: if it dies, it is started again on the same port and
+	// data, and the server goes on (its calls answer 503 meanwhile).
+	var endpoint atomic.Pointer[string] // set once it runs; read by a restart
+	base := *cfg                        // what a restart needs, taken before cfg changes on
+	in, err := dynamolocal.Supervise(e.ctx, opt, func(exit error) {
+		log.Warn("DynamoDB Local exited and was started again", "exit", fmt.Sprint(exit))
+		if ep := endpoint.Load(); o.inMemory && ep != nil {
+			// In memory, the data went with the process: an empty table
+			// again, so that the server answers.
+			c := base
+			c.DynamoEndpoint, c.Region = *ep, "us-east-1"
+			db, err := lambdafn.DynamoClient(c)
+			if err == nil {
+				_, err = store.EnsureTable(context.Background(), db, c.TableName)
+			}
+			log.Warn("in-memory data lost; table created again", "err", fmt.Sprint(err))
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	endpoint.Store(&in.Endpoint)
+	cfg.DynamoEndpoint, cfg.Region = in.Endpoint, "us-east-1"
+	return in.Stop, nil
+}
+
+// writeServerFiles writes where this server's table and pages are: the
+// administration commands find them through these files, which remove
+// takes away when the server goes (remove is never nil).
+func writeServerFiles(cfg config.Config, dataDir string) (remove func(), err error) {
+	var written []string
+	remove = func() {
+		for _, p := range written {
+			os.Remove(p)
+		}
+	}
+	for _, f := range []struct{ path, content string }{
+		{filepath.Join(dataDir, endpointFile), cfg.DynamoEndpoint},
+		{filepath.Join(dataDir, appURLFile), cfg.PublicAppURL},
+	} {
+		if err := os.WriteFile(f.path, []byte(f.content+"\n"), 0o644); err != nil {
+			return remove, err
+		}
+		written = append(written, f.path)
+	}
+	return remove, nil
+}
+
+// startLocalGitHub starts the simulated GitHub when no GitHub is
+// configured and -github-sim allows it (nil otherwise), its repositories
+// the local organization's; stop ends it (stop is never nil).
+func startLocalGitHub(e *env, o serveOptions, cfg *config.Config, db store.DB) (sim *githubsim.Server, stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for _, f := range slices.Backward(stops) {
+			f()
+		}
+	}
+	if o.githubSim == "off" || cfg.GitHubToken != "" || cfg.GitHubAppID != 0 {
+		return nil, stop, nil
+	}
+	simDir := filepath.Join(o.dataDir, "github")
+	if o.inMemory {
+		// The table starts empty, so GitHub must too: old repositories
+		// of the same names would carry old branches and history.
+		if simDir, err = os.MkdirTemp("", "mainguard-github-"); err != nil {
+			return nil, stop, err
+		}
+		stops = append(stops, func() { os.RemoveAll(simDir) })
+	}
+	// The simulated GitHub's repositories are the local organization's,
+	// claimed as /sim/repo makes them: no other organization of this
+	// server runs a merge queue on them.
+	st := store.New(db, cfg.TableName, nil)
+	claim := func(ctx context.Context, owner, name string) error {
+		_, err := st.ClaimRepo(ctx, localOrg, owner, name, false)
+		return err
+	}
+	if sim, err = startGitHubSim(e.ctx, o.githubSim, simDir, cfg, e.stdout, claim); err != nil {
+		return nil, stop, err
+	}
+	stops = append(stops, func() { _ = sim.Close() })
+	return sim, stop, nil
+}
+
+// listen serves a on ln, with the scheduled function ticking every tick,
+// until the command's context ends; then it shuts the server down.
+func listen(e *env, ln net.Listener, a *app.App, sim *githubsim.Server, cfg config.Config, tick time.Duration, log *slog.Logger) error {
 	srv := newHTTPServer(a.Mux(), bodyTimeout)
 	fmt.Fprintf(e.stdout, "mainguard is serving http://%s/v1 and the web app at http://%s/ (Ctrl-C stops it)\n", ln.Addr(), ln.Addr())
 	if sim != nil {
@@ -179,7 +259,7 @@ func serve(e *env, args []string) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(lingering{ln}) }()
-	go ticker(e.ctx, a, *tick)
+	go ticker(e.ctx, a, tick)
 	select {
 	case err := <-errc:
 		return err
@@ -359,121 +439,165 @@ func startGitHubSim(ctx context.Context, addr, dir string, cfg *config.Config, s
 // made here (and so may command the queue); any other user only reads.
 // Each repository made here is claimed (claim) for the local organization.
 func simControl(sim *githubsim.Server, claim func(ctx context.Context, owner, name string) error) http.Handler {
-	type req struct {
-		Repo     string   `json:"repo"`
-		Branch   string   `json:"branch"`
-		Contexts []string `json:"contexts"`
-		Head     string   `json:"head"`
-		Base     string   `json:"base"`
-		Title    string   `json:"title"`
-		File     string   `json:"file"`
-		Content  string   `json:"content"`
-		PR       int      `json:"pr"`
-		Body     string   `json:"body"`
-		User     string   `json:"user"`
-		Label    string   `json:"label"`
-		Remove   bool     `json:"remove"`
-		SHA      string   `json:"sha"`
-		Context  string   `json:"context"`
-		State    string   `json:"state"`
-		Org      string   `json:"org"`
-		Strict   bool     `json:"strict"`
-	}
+	calls := simCalls(claim)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var in req
-		if r.Method == http.MethodPost {
-			if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
-				http.Error(w, "body must be a JSON object: "+err.Error(), http.StatusBadRequest)
-				return
-			}
-		} else {
-			in.Repo, in.Branch = r.URL.Query().Get("repo"), r.URL.Query().Get("branch")
-			in.PR, _ = strconv.Atoi(r.URL.Query().Get("pr"))
+		in, err := decodeSimRequest(r)
+		if err != nil {
+			http.Error(w, "body must be a JSON object: "+err.Error(), http.StatusBadRequest)
+			return
 		}
-		if in.User == "" {
-			in.User = "dev"
-		}
-		var out any = struct{}{}
-		var err error
-		switch r.URL.Path {
-		case "/sim/repo":
-			var sha string
-			if sha, err = sim.CreateRepo(in.Repo, in.Branch); err == nil {
-				err = sim.SetPermission(in.Repo, "dev", "write")
-			}
-			if owner, name, ok := strings.Cut(in.Repo, "/"); ok && err == nil {
-				err = claim(r.Context(), owner, name)
-			}
-			out = map[string]string{"sha": sha}
-		case "/sim/protect":
-			err = sim.SetRequiredStatusChecks(in.Repo, in.Branch, in.Contexts)
-		case "/sim/ruleset":
-			rs := githubsim.Ruleset{Strict: in.Strict}
-			for _, c := range in.Contexts {
-				rs.Checks = append(rs.Checks, githubsim.RequiredCheck{Context: c})
-			}
-			if in.Branch != "" {
-				rs.Include = []string{"refs/heads/" + in.Branch}
-			}
-			var id int64
-			if in.Org != "" {
-				id, err = sim.AddOrgRuleset(in.Org, rs)
-			} else {
-				id, err = sim.AddRuleset(in.Repo, rs)
-			}
-			out = map[string]int64{"id": id}
-		case "/sim/pr":
-			if _, err = sim.CommitFile(in.Repo, in.Head, in.File, in.Content, "change "+in.File); err == nil {
-				var n int
-				n, err = sim.OpenPR(in.Repo, in.Head, in.Base, in.Title, "dev")
-				out = map[string]int{"number": n}
-			}
-		case "/sim/push":
-			var sha string
-			sha, err = sim.PushPR(in.Repo, in.PR, in.File, in.Content, "change "+in.File)
-			out = map[string]string{"sha": sha}
-		case "/sim/status":
-			sha, branch := in.SHA, in.Branch
-			if sha == "" && branch == "" && in.PR > 0 {
-				branch, err = testBranchOf(sim, in.Repo, in.PR)
-			}
-			if sha == "" && err == nil {
-				sha, err = sim.BranchHead(in.Repo, branch)
-			}
-			if err == nil {
-				err = sim.SetStatus(in.Repo, sha, in.Context, in.State, "", "")
-			}
-		case "/sim/merge":
-			var sha string
-			sha, err = sim.MergePR(in.Repo, in.PR, githubsim.MethodSquash)
-			out = map[string]string{"sha": sha}
-		case "/sim/comment":
-			var id int64
-			id, err = sim.AddComment(in.Repo, in.PR, in.User, in.Body)
-			out = map[string]int64{"id": id}
-		case "/sim/label":
-			if in.Remove {
-				err = sim.RemoveLabel(in.Repo, in.PR, in.User, in.Label)
-			} else {
-				err = sim.AddLabel(in.Repo, in.PR, in.User, in.Label)
-			}
-		case "/sim/comments":
-			out, err = sim.Comments(in.Repo, in.PR)
-		case "/sim/history":
-			out, err = sim.History(in.Repo, in.Branch)
-		case "/sim/branches":
-			out, err = sim.Branches(in.Repo)
-		default:
+		call, ok := calls[r.URL.Path]
+		if !ok {
 			http.NotFound(w, r)
 			return
 		}
+		out, err := call(r.Context(), sim, in)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		if out == nil {
+			out = struct{}{}
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(out)
 	})
+}
+
+// simRequest is the arguments of a /sim/ call.
+type simRequest struct {
+	Repo     string   `json:"repo"`
+	Branch   string   `json:"branch"`
+	Contexts []string `json:"contexts"`
+	Head     string   `json:"head"`
+	Base     string   `json:"base"`
+	Title    string   `json:"title"`
+	File     string   `json:"file"`
+	Content  string   `json:"content"`
+	PR       int      `json:"pr"`
+	Body     string   `json:"body"`
+	User     string   `json:"user"`
+	Label    string   `json:"label"`
+	Remove   bool     `json:"remove"`
+	SHA      string   `json:"sha"`
+	Context  string   `json:"context"`
+	State    string   `json:"state"`
+	Org      string   `json:"org"`
+	Strict   bool     `json:"strict"`
+}
+
+// decodeSimRequest reads a POST's JSON body, or a GET's repo, branch and
+// pr; the user is "dev" unless named.
+func decodeSimRequest(r *http.Request) (simRequest, error) {
+	var in simRequest
+	if r.Method == http.MethodPost {
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil {
+			return in, err
+		}
+	} else {
+		in.Repo, in.Branch = r.URL.Query().Get("repo"), r.URL.Query().Get("branch")
+		in.PR, _ = strconv.Atoi(r.URL.Query().Get("pr"))
+	}
+	if in.User == "" {
+		in.User = "dev"
+	}
+	return in, nil
+}
+
+// simCall answers one /sim/ path: what to send back (nil: {}), or why not.
+type simCall func(ctx context.Context, sim *githubsim.Server, in simRequest) (any, error)
+
+// simCalls are the /sim/ paths and their calls; claim gives a new
+// repository to the local organization.
+func simCalls(claim func(ctx context.Context, owner, name string) error) map[string]simCall {
+	return map[string]simCall{
+		"/sim/repo": func(ctx context.Context, sim *githubsim.Server, in simRequest) (any, error) {
+			sha, err := sim.CreateRepo(in.Repo, in.Branch)
+			if err == nil {
+				err = sim.SetPermission(in.Repo, "dev", "write")
+			}
+			if owner, name, ok := strings.Cut(in.Repo, "/"); ok && err == nil {
+				err = claim(ctx, owner, name)
+			}
+			return map[string]string{"sha": sha}, err
+		},
+		"/sim/protect": func(_ context.Context, sim *githubsim.Server, in simRequest) (any, error) {
+			return nil, sim.SetRequiredStatusChecks(in.Repo, in.Branch, in.Contexts)
+		},
+		"/sim/ruleset": simRuleset,
+		"/sim/pr": func(_ context.Context, sim *githubsim.Server, in simRequest) (any, error) {
+			if _, err := sim.CommitFile(in.Repo, in.Head, in.File, in.Content, "change "+in.File); err != nil {
+				return nil, err
+			}
+			n, err := sim.OpenPR(in.Repo, in.Head, in.Base, in.Title, "dev")
+			return map[string]int{"number": n}, err
+		},
+		"/sim/push": func(_ context.Context, sim *githubsim.Server, in simRequest) (any, error) {
+			sha, err := sim.PushPR(in.Repo, in.PR, in.File, in.Content, "change "+in.File)
+			return map[string]string{"sha": sha}, err
+		},
+		"/sim/status": simStatus,
+		"/sim/merge": func(_ context.Context, sim *githubsim.Server, in simRequest) (any, error) {
+			sha, err := sim.MergePR(in.Repo, in.PR, githubsim.MethodSquash)
+			return map[string]string{"sha": sha}, err
+		},
+		"/sim/comment": func(_ context.Context, sim *githubsim.Server, in simRequest) (any, error) {
+			id, err := sim.AddComment(in.Repo, in.PR, in.User, in.Body)
+			return map[string]int64{"id": id}, err
+		},
+		"/sim/label": func(_ context.Context, sim *githubsim.Server, in simRequest) (any, error) {
+			if in.Remove {
+				return nil, sim.RemoveLabel(in.Repo, in.PR, in.User, in.Label)
+			}
+			return nil, sim.AddLabel(in.Repo, in.PR, in.User, in.Label)
+		},
+		"/sim/comments": func(_ context.Context, sim *githubsim.Server, in simRequest) (any, error) {
+			return sim.Comments(in.Repo, in.PR)
+		},
+		"/sim/history": func(_ context.Context, sim *githubsim.Server, in simRequest) (any, error) {
+			return sim.History(in.Repo, in.Branch)
+		},
+		"/sim/branches": func(_ context.Context, sim *githubsim.Server, in simRequest) (any, error) {
+			return sim.Branches(in.Repo)
+		},
+	}
+}
+
+// simRuleset adds an active ruleset requiring the contexts on the branch
+// (default the default branch), to the organization or the repository.
+func simRuleset(_ context.Context, sim *githubsim.Server, in simRequest) (any, error) {
+	rs := githubsim.Ruleset{Strict: in.Strict}
+	for _, c := range in.Contexts {
+		rs.Checks = append(rs.Checks, githubsim.RequiredCheck{Context: c})
+	}
+	if in.Branch != "" {
+		rs.Include = []string{"refs/heads/" + in.Branch}
+	}
+	var id int64
+	var err error
+	if in.Org != "" {
+		id, err = sim.AddOrgRuleset(in.Org, rs)
+	} else {
+		id, err = sim.AddRuleset(in.Repo, rs)
+	}
+	return map[string]int64{"id": id}, err
+}
+
+// simStatus sets a commit status on the sha, the branch's head, or the
+// head of the PR's test branch.
+func simStatus(_ context.Context, sim *githubsim.Server, in simRequest) (any, error) {
+	sha, branch := in.SHA, in.Branch
+	var err error
+	if sha == "" && branch == "" && in.PR > 0 {
+		branch, err = testBranchOf(sim, in.Repo, in.PR)
+	}
+	if sha == "" && err == nil {
+		sha, err = sim.BranchHead(in.Repo, branch)
+	}
+	if err == nil {
+		err = sim.SetStatus(in.Repo, sha, in.Context, in.State, "", "")
+	}
+	return nil, err
 }
 
 // testBranchOf is the merge queue's test branch of pull request pr

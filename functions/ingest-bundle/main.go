@@ -7,10 +7,10 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/mainguard/mainguard/shared/blobs"
+	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/healthsvc"
 	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/queueapi"
 	"github.com/mainguard/mainguard/shared/queuesvc"
 )
 
@@ -29,7 +29,7 @@ func main() {
 			return nil, err
 		}
 		if gh != nil {
-			h.Checks = healthsvc.NewChecks(gh, queueapi.EnterpriseHost(b.Config.GitHubAPIURL))
+			h.Checks = healthsvc.NewChecks(gh, config.EnterpriseHost(b.Config.GitHubAPIURL))
 		}
 		return h.IngestS3, nil
 	})

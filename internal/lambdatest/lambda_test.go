@@ -460,8 +460,8 @@ func TestFunctionsAnswerAsTheLocalServer(t *testing.T) {
 			t.Errorf("step %d, %s: the emulator answered %d: %s\n%s", i, s.fn, code, got, fn.out)
 			continue
 		}
-		if diff := cmp.Diff(want, normalize(got)); diff != "" {
-			t.Errorf("step %d, %s: the function and the local server answer differently (-local +function):\n%s", i, s.fn, diff)
+		if diff := cmp.Diff(normalize(got), want); diff != "" {
+			t.Errorf("step %d, %s: the function and the local server answer differently (-function +local):\n%s", i, s.fn, diff)
 		}
 	}
 	for f := range fns {
@@ -499,8 +499,8 @@ func TestFunctionsAnswerAsTheLocalServer(t *testing.T) {
 	if code != 200 || !strings.Contains(string(got), `"statusCode":413`) || !strings.Contains(string(got), "larger than a deployed function can receive") {
 		t.Errorf("MaxBody + 1: %d %.300s", code, got)
 	}
-	if diff := cmp.Diff(want, normalize(got)); diff != "" {
-		t.Errorf("MaxBody + 1: the function and the local server answer differently:\n%s", diff)
+	if diff := cmp.Diff(normalize(got), want); diff != "" {
+		t.Errorf("MaxBody + 1: the function and the local server answer differently (-function +local):\n%s", diff)
 	}
 	// A 6 MB + 1 byte body never reaches a function: the emulator, as
 	// Lambda, reads no more than 6 MiB (and 100 bytes) of an event, and the

@@ -6,10 +6,38 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mainguard/mainguard/shared/access"
 	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/ttlcache"
 )
+
+// OrgBuckets is the store's table of organizations' token buckets that
+// OrgLimiter leases from; *store.Store implements it.
+type OrgBuckets interface {
+	// TakeTokens takes n tokens from org's bucket b, or none when fewer
+	// are free; fullAt is the FullAt of the last lease (zero when none).
+	TakeTokens(ctx context.Context, org string, b access.Bucket, n int, fullAt time.Time) (access.Lease, error)
+}
+
+// FailureBuckets is the store's table of failed authentications per client
+// address that FailureLimiter counts in; *store.Store implements it.
+type FailureBuckets interface {
+	// TakeFailureTokens is TakeTokens on address's bucket.
+	TakeFailureTokens(ctx context.Context, address string, b access.Bucket, n int, fullAt time.Time) (access.Lease, error)
+}
+
+// TokenStore is what CachedAuth reads and writes of the store's API tokens
+// and web sessions; *store.Store implements it.
+type TokenStore interface {
+	// Grant is the organization and scopes of the valid token whose hash
+	// (access.HashToken) is hash; errs.Unauthorized when it is unknown or
+	// revoked.
+	Grant(ctx context.Context, hash string) (org string, scopes []string, err error)
+	// SessionRevoked reports whether the web session id was signed out.
+	SessionRevoked(ctx context.Context, id string) (bool, error)
+	// RevokeSession signs the web session id out until expires.
+	RevokeSession(ctx context.Context, id string, expires time.Time) error
+}
 
 // OrgLimiter limits each organization to Rate requests a second with
 // bursts of Burst, across every copy of the service (each warm Lambda copy,
@@ -42,7 +70,7 @@ import (
 // own where every handler that needs the store answers 503 anyway. It tries
 // the store again after a second.
 type OrgLimiter struct {
-	Store *store.Store
+	Store OrgBuckets
 	Rate  float64 // tokens per second
 	Burst int
 	Now   func() time.Time
@@ -57,7 +85,7 @@ type OrgLimiter struct {
 type orgTokens struct {
 	mu      sync.Mutex // held while leasing: a copy's concurrent requests wait for one lease
 	left    int        // tokens taken and not spent yet
-	fullAt  time.Time  // store.Lease.FullAt of the last lease
+	fullAt  time.Time  // access.Lease.FullAt of the last lease
 	until   time.Time  // no lease before: refused, or the store failed
 	failed  bool       // the store failed: the fallback bucket answers until then
 	refused int        // leases refused in a row
@@ -97,7 +125,7 @@ func (l *OrgLimiter) Allow(ctx context.Context, org string) (bool, time.Duration
 		}
 		return false, o.until.Sub(now)
 	}
-	lease, err := l.Store.TakeTokens(ctx, org, store.Bucket{Rate: l.Rate, Burst: l.Burst}, l.block(), o.fullAt)
+	lease, err := l.Store.TakeTokens(ctx, org, access.Bucket{Rate: l.Rate, Burst: l.Burst}, l.block(), o.fullAt)
 	if err != nil {
 		l.Log.LogAttrs(ctx, slog.LevelWarn, "rate limit: the store failed a lease; this copy limits on its own for now",
 			slog.String("org", org), slog.String("error", err.Error()))
@@ -199,7 +227,7 @@ func (l *RateLimiter) prune(now time.Time) {
 // bucket holds a token again. When the store fails, the copy counts on its
 // own (a RateLimiter with the same rate and burst), as OrgLimiter does.
 type FailureLimiter struct {
-	Store *store.Store
+	Store FailureBuckets
 	Rate  float64
 	Burst int
 	Now   func() time.Time
@@ -212,7 +240,7 @@ type FailureLimiter struct {
 
 // failureState is what a copy knows of an address's bucket.
 type failureState struct {
-	fullAt time.Time // store.Lease.FullAt of the last write
+	fullAt time.Time // access.Lease.FullAt of the last write
 	until  time.Time // refused until then
 }
 
@@ -234,7 +262,7 @@ func (l *FailureLimiter) Fail(ctx context.Context, client string) (bool, time.Du
 	if now.Before(st.until) {
 		return false, st.until.Sub(now)
 	}
-	lease, err := l.Store.TakeFailureTokens(ctx, client, store.Bucket{Rate: l.Rate, Burst: l.Burst}, 1, st.fullAt)
+	lease, err := l.Store.TakeFailureTokens(ctx, client, access.Bucket{Rate: l.Rate, Burst: l.Burst}, 1, st.fullAt)
 	if err != nil {
 		l.Log.LogAttrs(ctx, slog.LevelWarn, "failed authentications: the store failed; this copy counts on its own",
 			slog.String("client", client), slog.String("error", err.Error()))
@@ -273,7 +301,7 @@ func (l *FailureLimiter) Fail(ctx context.Context, client string) (bool, time.Du
 // is made when it is created), so a new token still works at once. It
 // remembers web sessions' revocations the same way (SessionRevoked).
 type CachedAuth struct {
-	Store *store.Store
+	Store TokenStore
 	TTL   time.Duration
 	Now   func() time.Time
 
@@ -291,20 +319,20 @@ const UnknownTTL = 10 * time.Second
 
 // Authenticate implements Authenticator.
 func (c *CachedAuth) Authenticate(ctx context.Context, token string) (Principal, error) {
-	return c.AuthenticateHash(ctx, store.HashToken(token))
+	return c.AuthenticateHash(ctx, access.HashToken(token))
 }
 
-// AuthenticateHash is Authenticate by the token's hash (store.HashToken).
+// AuthenticateHash is Authenticate by the token's hash (access.HashToken).
 func (c *CachedAuth) AuthenticateHash(ctx context.Context, h string) (Principal, error) {
 	got, err := c.tokens.Get(h, c.Now(), func() (cached, time.Duration, error) {
-		tok, err := c.Store.AuthenticateHash(ctx, h)
+		org, scopes, err := c.Store.Grant(ctx, h)
 		switch {
 		case errs.Is(err, errs.Unauthorized):
 			return cached{}, min(UnknownTTL, c.TTL), nil
 		case err != nil:
 			return cached{}, 0, err
 		}
-		return cached{p: Principal{Org: tok.Org, Scopes: tok.Scopes}, known: true}, c.TTL, nil
+		return cached{p: Principal{Org: org, Scopes: scopes}, known: true}, c.TTL, nil
 	})
 	if err != nil {
 		return Principal{}, err

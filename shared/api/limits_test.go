@@ -12,6 +12,13 @@ import (
 	"github.com/mainguard/mainguard/shared/store/storetest"
 )
 
+// The store is what the limiters and CachedAuth are given in production.
+var (
+	_ OrgBuckets     = (*store.Store)(nil)
+	_ FailureBuckets = (*store.Store)(nil)
+	_ TokenStore     = (*store.Store)(nil)
+)
+
 // TestFailedAuthenticationIsLimitedPerAddress: an address that keeps
 // presenting bad tokens gets 429 with Retry-After once its burst is spent,
 // on every copy (two here, sharing the table); a valid token from that

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/billing"
 )
 
@@ -114,7 +113,7 @@ type Server struct {
 func (s *Server) Wrap(ep Endpoint) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := s.Now()
-		ctx, usage := store.WithUsage(r.Context())
+		ctx, usage := billing.WithUsage(r.Context())
 		ctx, bill := billing.WithBill(ctx)
 		info := &reqInfo{}
 		ctx = context.WithValue(ctx, infoKey{}, info)
@@ -213,7 +212,7 @@ func ClientAddress(r *http.Request) string {
 
 func hasJSONSuffix(mt string) bool { return len(mt) > 5 && mt[len(mt)-5:] == "+json" }
 
-func (s *Server) logLine(r *http.Request, ep Endpoint, status int, d time.Duration, u *store.Usage, bill *billing.Bill, info *reqInfo) {
+func (s *Server) logLine(r *http.Request, ep Endpoint, status int, d time.Duration, u *billing.Usage, bill *billing.Bill, info *reqInfo) {
 	calls, capacity := u.Snapshot()
 	attrs := []slog.Attr{
 		slog.String("request_id", RequestID(r.Context())),

@@ -98,7 +98,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 	a.MergeQueue = mq
 	// The check runs go through the queue's GitHub client, when there is one.
 	if c, ok := mq.Driver.GitHub.(healthsvc.CheckRuns); ok {
-		a.Health.Checks = healthsvc.NewChecks(c, queueapi.EnterpriseHost(cfg.GitHubAPIURL))
+		a.Health.Checks = healthsvc.NewChecks(c, config.EnterpriseHost(cfg.GitHubAPIURL))
 	}
 	// Commands are folded before their answer by default, which keeps the
 	// answers of tests deterministic; mainguard serve folds in the

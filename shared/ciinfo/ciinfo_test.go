@@ -139,8 +139,8 @@ func TestDetect(t *testing.T) {
 				t.Fatalf("repository: %v (%q)", err, info.RepoURL.Value)
 			}
 			got := want{info.CI, ref.String(), info.SHA.Value, info.Branch.Value, info.PR.Value, info.Base.Value, info.Attempt.Value, info.SHA.From}
-			if d := cmp.Diff(c.want, got); d != "" {
-				t.Errorf("detected (-want +got):\n%s", d)
+			if d := cmp.Diff(got, c.want); d != "" {
+				t.Errorf("detected (-got +want):\n%s", d)
 			}
 			for name, v := range info.Envs {
 				for _, secret := range []string{"glcbt-secret", "hunter2"} {

@@ -247,6 +247,16 @@ func GitHubWebURLOf(apiURL string) string {
 	return u.Scheme + "://" + host
 }
 
+// EnterpriseHost is the GitHub Enterprise host GITHUB_API_URL names, ""
+// for github.com's API (or none).
+func EnterpriseHost(apiURL string) string {
+	u, err := url.Parse(apiURL)
+	if err != nil || u.Hostname() == "" || strings.EqualFold(u.Hostname(), "api.github.com") {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
+}
+
 func or(v, def string) string {
 	if v == "" {
 		return def

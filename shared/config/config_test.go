@@ -64,3 +64,19 @@ func TestWebhookInternalNetworks(t *testing.T) {
 		}
 	}
 }
+
+// TestEnterpriseHost: the host whose repositories the deployment accepts
+// beside github.com's, named by GITHUB_API_URL; none for github.com's API.
+func TestEnterpriseHost(t *testing.T) {
+	for api, want := range map[string]string{
+		"":                                "",
+		"https://api.github.com":          "",
+		"https://API.GitHub.com/":         "",
+		"https://GHE.acme.example/api/v3": "ghe.acme.example",
+		"http://127.0.0.1:8081":           "127.0.0.1",
+	} {
+		if got := EnterpriseHost(api); got != want {
+			t.Errorf("EnterpriseHost(%q) = %q, want %q", api, got, want)
+		}
+	}
+}

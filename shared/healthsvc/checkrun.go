@@ -37,7 +37,7 @@ type Checks struct {
 
 // NewChecks is the check run poster of the GitHub client c, whose
 // repositories are github.com's or, on GitHub Enterprise, enterpriseHost's
-// (queueapi.EnterpriseHost): nil when c is nil, so a deployment without
+// (config.EnterpriseHost): nil when c is nil, so a deployment without
 // GitHub posts nothing.
 func NewChecks(c CheckRuns, enterpriseHost string) *Checks {
 	if c == nil {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/billing"
@@ -197,7 +196,7 @@ func (s *Service) finish(ctx context.Context, up store.Upload, runs testhealth.U
 	up.RunsAt, up.Guarded = runs.At, runs.Guarded
 	// The merge queue reads the failures of its test branches' uploads by
 	// their commit: only those are indexed.
-	up.Evidence = strings.HasPrefix(runs.Branch, mergequeue.TestBranchPrefix)
+	up.Evidence = strings.HasPrefix(runs.Branch, repository.TestBranchPrefix)
 	if err := ignoreDone(s.Store.FinishUpload(ctx, up)); err != nil {
 		return err
 	}

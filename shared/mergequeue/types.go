@@ -101,9 +101,8 @@ func StateLabel(prefix string, state PRState) string {
 const MaxLabelLength = 50
 
 // TestBranchPrefix starts the name of every test branch the queue builds
-// ("trunk-merge/pr-{N}/{run id}"): CI runs on these, and test health keeps
-// the failed tests of their uploads as evidence for the queue.
-const TestBranchPrefix = "trunk-merge/"
+// (repository.TestBranchPrefix).
+const TestBranchPrefix = repository.TestBranchPrefix
 
 // FlakyRetryPolicy says which failed runs a queue retries (ours, contract
 // 3.7 anti-flake retries).

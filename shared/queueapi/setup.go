@@ -2,9 +2,8 @@ package queueapi
 
 import (
 	"context"
-	"net/url"
-	"strings"
 
+	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/queuesvc"
 )
@@ -21,7 +20,7 @@ func New(s Setup) (*Handlers, error) {
 	return &Handlers{
 		Store: s.Store, Driver: d, Now: d.Now, NewID: d.NewID,
 		LowerEnums:     s.Config.EnumCase == "lower",
-		EnterpriseHost: EnterpriseHost(s.Config.GitHubAPIURL),
+		EnterpriseHost: config.EnterpriseHost(s.Config.GitHubAPIURL),
 		Secrets:        s.Config.Secrets,
 	}, nil
 }
@@ -34,14 +33,4 @@ func Group(_ context.Context, b *lambdafn.Base) (lambdafn.Handlers, error) {
 		return nil, err
 	}
 	return h.Endpoints(), nil
-}
-
-// EnterpriseHost is the GitHub Enterprise host GITHUB_API_URL names, ""
-// for github.com's API (or none).
-func EnterpriseHost(apiURL string) string {
-	u, err := url.Parse(apiURL)
-	if err != nil || u.Hostname() == "" || strings.EqualFold(u.Hostname(), "api.github.com") {
-		return ""
-	}
-	return strings.ToLower(u.Hostname())
 }

@@ -12,6 +12,13 @@ import (
 	"github.com/mainguard/mainguard/shared/errs"
 )
 
+// TestBranchPrefix starts the name of every test branch the merge queue
+// builds ("trunk-merge/pr-{N}/{run id}"): CI runs on these, and test health
+// keeps the failed tests of their uploads as evidence for the queue. It is
+// here, among the names every part shares, so that test health knows it
+// without importing the queue.
+const TestBranchPrefix = "trunk-merge/"
+
 // Ref names a repository as clients do: {host, owner, name}.
 type Ref struct {
 	Host  string `json:"host" dynamodbav:"host"`

@@ -3,9 +3,7 @@ package store
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"math/big"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/mainguard/mainguard/shared/access"
 	"github.com/mainguard/mainguard/shared/errs"
 )
 
@@ -164,11 +163,8 @@ func NewTokenSecret() string {
 	return "mg_" + string(out)
 }
 
-// HashToken is the stored form of a token.
-func HashToken(token string) string {
-	h := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(h[:])
-}
+// HashToken is the stored form of a token (access.HashToken).
+func HashToken(token string) string { return access.HashToken(token) }
 
 // tokenID is the public handle of a token for listing and revoking: a
 // prefix of its hash, which tells nothing about the token itself.
@@ -252,6 +248,13 @@ func (s *Store) AuthenticateHash(ctx context.Context, hash string) (Token, error
 		return Token{}, errs.E(errs.Unauthorized, "the API token is not valid")
 	}
 	return tok, nil
+}
+
+// Grant is the organization and scopes of the valid token whose hash is
+// hash (AuthenticateHash): what package api keeps of a token.
+func (s *Store) Grant(ctx context.Context, hash string) (org string, scopes []string, err error) {
+	tok, err := s.AuthenticateHash(ctx, hash)
+	return tok.Org, tok.Scopes, err
 }
 
 func (s *Store) lookupToken(ctx context.Context, hash string) (Token, error) {

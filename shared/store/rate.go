@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/mainguard/mainguard/shared/access"
 )
 
 // An organization's request rate is one token bucket every copy of the
@@ -33,22 +35,12 @@ import (
 // latest, after which the item tells nothing an absent one does not.
 const skRate = "RATE"
 
-// Bucket is a token bucket: Rate tokens a second, holding at most Burst.
-type Bucket struct {
-	Rate  float64
-	Burst int
-}
+// Bucket is a token bucket (access.Bucket: package api's limiters name it
+// without importing the store).
+type Bucket = access.Bucket
 
-// Lease is the answer of TakeTokens.
-type Lease struct {
-	Taken bool // the tokens asked for were taken
-	// Wait is, when they were not, how long until they are free (unless
-	// other copies take them first).
-	Wait time.Duration
-	// FullAt is when the bucket is full again, as seen: pass it to the
-	// next TakeTokens.
-	FullAt time.Time
-}
+// Lease is the answer of TakeTokens (access.Lease).
+type Lease = access.Lease
 
 // TakeTokens takes n tokens (n ≤ b.Burst) from org's shared bucket, or
 // none when fewer are free: leases are whole blocks, so that a copy at the

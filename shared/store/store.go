@@ -6,7 +6,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"sync"
 	"syscall"
 	"time"
 
@@ -44,47 +43,25 @@ func New(db DB, table string, now func() time.Time) *Store {
 func (s *Store) Table() string { return s.table }
 
 // Usage counts the DynamoDB calls one request made and the capacity units
-// they consumed, for the request log line.
-type Usage struct {
-	mu       sync.Mutex
-	calls    int
-	capacity float64
-}
-
-// Snapshot returns the calls and capacity units counted so far.
-func (u *Usage) Snapshot() (calls int, capacity float64) {
-	if u == nil {
-		return 0, 0
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return u.calls, u.capacity
-}
-
-func (u *Usage) add(ccs ...types.ConsumedCapacity) {
-	if u == nil {
-		return
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	u.calls++
-	for _, cc := range ccs {
-		u.capacity += aws.ToFloat64(cc.CapacityUnits)
-	}
-}
-
-type usageKey struct{}
+// they consumed (billing.Usage: the request log reads it without the store).
+type Usage = billing.Usage
 
 // WithUsage returns a context whose DynamoDB calls are counted in the
 // returned Usage.
-func WithUsage(ctx context.Context) (context.Context, *Usage) {
-	u := &Usage{}
-	return context.WithValue(ctx, usageKey{}, u), u
-}
+func WithUsage(ctx context.Context) (context.Context, *Usage) { return billing.WithUsage(ctx) }
 
-func usageOf(ctx context.Context) *Usage {
-	u, _ := ctx.Value(usageKey{}).(*Usage)
-	return u
+// usage is the Usage of one call's context.
+type usage struct{ u *Usage }
+
+func usageOf(ctx context.Context) usage { return usage{billing.UsageOf(ctx)} }
+
+// add counts one call and the capacity DynamoDB said it consumed.
+func (u usage) add(ccs ...types.ConsumedCapacity) {
+	var capacity float64
+	for _, cc := range ccs {
+		capacity += aws.ToFloat64(cc.CapacityUnits)
+	}
+	u.u.Add(capacity)
 }
 
 // Every call goes through one of these so that it is counted once; each asks

@@ -298,8 +298,8 @@ func TestUpdateHealthRemovesWhatPruneDropped(t *testing.T) {
 	}
 	after.Rev++
 	empty := cmpopts.EquateEmpty()
-	if d := cmp.Diff(after, got, empty); d != "" {
-		t.Errorf("read back (-want +got):\n%s", d)
+	if d := cmp.Diff(got, after, empty); d != "" {
+		t.Errorf("read back (-got +want):\n%s", d)
 	}
 }
 

@@ -81,8 +81,8 @@ func TestPruneDropsWhatLeftEveryWindow(t *testing.T) {
 	if pruned == 0 {
 		t.Error("nothing pruned")
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(-want +got):\n%s", diff)
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
 	}
 	if len(tc.PassedByHour) != 3 || len(tc.Failures["fresh"].ByDay) != 2 {
 		t.Error("Prune changed its argument")

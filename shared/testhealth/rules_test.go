@@ -44,8 +44,8 @@ func TestStreakCountsCommitsNotAttempts(t *testing.T) {
 	}
 	check := func(what string, want state) {
 		t.Helper()
-		if diff := cmp.Diff(want, state{tc.Streak, tc.StreakOpen}); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", what, diff)
+		if diff := cmp.Diff(state{tc.Streak, tc.StreakOpen}, want); diff != "" {
+			t.Errorf("%s (-got +want):\n%s", what, diff)
 		}
 	}
 	a := step("f", CommitSoFar{})

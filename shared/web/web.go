@@ -18,7 +18,6 @@ import (
 	"github.com/mainguard/mainguard/shared/healthsvc"
 	"github.com/mainguard/mainguard/shared/healthview"
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/queueapi"
 	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/store"
 )
@@ -82,7 +81,7 @@ func New(s Setup) (*Web, error) {
 		s.Health = healthsvc.New(b.Store, nil, viewer, b.Now, b.NewID, b.Log)
 	}
 	hosts := []string{"github.com"}
-	if h := queueapi.EnterpriseHost(b.Config.GitHubAPIURL); h != "" {
+	if h := config.EnterpriseHost(b.Config.GitHubAPIURL); h != "" {
 		hosts = append(hosts, h)
 	}
 	return &Web{

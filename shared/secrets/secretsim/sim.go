@@ -206,115 +206,161 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(out)
 }
 
+// serve answers one request: what to send back, or the error AWS answers.
 func (s *Server) serve(r *http.Request) (any, *apiError) {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err != nil {
-		return nil, errorf("SerializationException", "the request body could not be read")
-	}
-	if r.Method != http.MethodPost || r.URL.Path != "/" {
-		return nil, &apiError{status: http.StatusNotFound, kind: "UnknownOperationException", message: ""}
-	}
-	id, aerr := s.authenticate(r, body)
+	id, op, in, aerr := s.decode(r)
 	if aerr != nil {
 		return nil, aerr
 	}
-	op, ok := strings.CutPrefix(r.Header.Get("X-Amz-Target"), "secretsmanager.")
-	if !ok {
-		return nil, errorf("UnknownOperationException", "")
-	}
-	if ct := r.Header.Get("Content-Type"); ct != jsonType {
-		return nil, errorf("SerializationException", "Content-Type %q is not %s", ct, jsonType)
-	}
-	var in struct {
-		SecretID           string   `json:"SecretId"`
-		VersionID          string   `json:"VersionId"`
-		VersionStage       string   `json:"VersionStage"`
-		ClientRequestToken string   `json:"ClientRequestToken"`
-		SecretString       *string  `json:"SecretString"`
-		SecretBinary       []byte   `json:"SecretBinary"`
-		VersionStages      []string `json:"VersionStages"`
-	}
-	if err := json.Unmarshal(body, &in); err != nil {
-		return nil, errorf("SerializationException", "Start of structure or map found where not expected.")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	sec, aerr := s.authorize(id, op, in.SecretID)
+	if aerr != nil {
+		return nil, aerr
+	}
+	var out any
+	switch op {
+	case "GetSecretValue":
+		out, aerr = getSecretValue(sec, in)
+	case "DescribeSecret":
+		out = describeSecret(sec)
+	case "PutSecretValue":
+		out, aerr = s.putSecretValue(sec, in)
+	}
+	if aerr != nil {
+		return nil, aerr
+	}
+	s.calls[id.AccessKey+" "+op]++
+	return out, nil
+}
+
+// request is the parameters of the operations the stand-in knows.
+type request struct {
+	SecretID           string   `json:"SecretId"`
+	VersionID          string   `json:"VersionId"`
+	VersionStage       string   `json:"VersionStage"`
+	ClientRequestToken string   `json:"ClientRequestToken"`
+	SecretString       *string  `json:"SecretString"`
+	SecretBinary       []byte   `json:"SecretBinary"`
+	VersionStages      []string `json:"VersionStages"`
+}
+
+// decode reads a request as AWS does, in its order: the body, the path,
+// the signature, the operation, the content type, the parameters.
+func (s *Server) decode(r *http.Request) (*identity, string, request, *apiError) {
+	var in request
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		return nil, "", in, errorf("SerializationException", "the request body could not be read")
+	}
+	if r.Method != http.MethodPost || r.URL.Path != "/" {
+		return nil, "", in, &apiError{status: http.StatusNotFound, kind: "UnknownOperationException", message: ""}
+	}
+	id, aerr := s.authenticate(r, body)
+	if aerr != nil {
+		return nil, "", in, aerr
+	}
+	op, ok := strings.CutPrefix(r.Header.Get("X-Amz-Target"), "secretsmanager.")
+	if !ok {
+		return nil, "", in, errorf("UnknownOperationException", "")
+	}
+	if ct := r.Header.Get("Content-Type"); ct != jsonType {
+		return nil, "", in, errorf("SerializationException", "Content-Type %q is not %s", ct, jsonType)
+	}
+	if err := json.Unmarshal(body, &in); err != nil {
+		return nil, "", in, errorf("SerializationException", "Start of structure or map found where not expected.")
+	}
+	return id, op, in, nil
+}
+
+// authorize finds the secret op is called on, once it knows op and id may
+// call it (an unknown secret is named as given in the refusal). s.mu is
+// held.
+func (s *Server) authorize(id *identity, op, secretID string) (*secret, *apiError) {
 	action := "secretsmanager:" + op
 	switch op {
 	case "GetSecretValue", "DescribeSecret", "PutSecretValue":
 	default:
 		return nil, errorf("UnknownOperationException", "")
 	}
-	if in.SecretID == "" {
+	if secretID == "" {
 		return nil, errorf("ValidationException", "1 validation error detected: Value null at 'secretId' failed to satisfy constraint: Member must not be null")
 	}
-	sec := s.find(in.SecretID)
-	resource := in.SecretID
+	sec := s.find(secretID)
+	resource := secretID
 	if sec != nil {
 		resource = sec.arn
 	}
 	if !id.allowed[action][resource] && !id.allowed[action]["*"] {
 		return nil, errorf("AccessDeniedException", "User: %s is not authorized to perform: %s on resource: %s because no identity-based policy allows the %s action",
-			id.Principal, action, in.SecretID, action)
+			id.Principal, action, secretID, action)
 	}
 	if sec == nil {
 		return nil, errorf("ResourceNotFoundException", "Secrets Manager can't find the specified secret.")
 	}
-	var out any
-	switch op {
-	case "GetSecretValue":
-		v, err := sec.pick(in.VersionID, in.VersionStage)
-		if err != nil {
-			return nil, err
-		}
-		o := map[string]any{"ARN": sec.arn, "Name": sec.name, "VersionId": v.id, "VersionStages": v.stages, "CreatedDate": epoch(v.created)}
-		if v.str != nil {
-			o["SecretString"] = *v.str
-		} else {
-			o["SecretBinary"] = v.bin
-		}
-		out = o
-	case "DescribeSecret":
-		stages := map[string][]string{}
-		for _, v := range sec.versions {
-			if len(v.stages) > 0 {
-				stages[v.id] = v.stages
-			}
-		}
-		o := map[string]any{"ARN": sec.arn, "Name": sec.name, "CreatedDate": epoch(sec.created),
-			"LastChangedDate": epoch(sec.changed), "VersionIdsToStages": stages}
-		if sec.description != "" {
-			o["Description"] = sec.description
-		}
-		out = o
-	case "PutSecretValue":
-		if (in.SecretString == nil) == (in.SecretBinary == nil) {
-			return nil, errorf("InvalidParameterException", "You must provide either SecretString or SecretBinary.")
-		}
-		token := in.ClientRequestToken
-		if token == "" {
-			token = newVersionID()
-		}
-		if len(token) < 32 || len(token) > 64 {
-			return nil, errorf("ValidationException", "1 validation error detected: Value at 'clientRequestToken' failed to satisfy constraint: Member must have length between 32 and 64")
-		}
-		for _, v := range sec.versions {
-			if v.id != token {
-				continue
-			}
-			// The same request again is answered as before; another value
-			// under the same token is refused.
-			if (v.str == nil) != (in.SecretString == nil) || (v.str != nil && *v.str != *in.SecretString) || !bytes.Equal(v.bin, in.SecretBinary) {
-				return nil, errorf("ResourceExistsException", "You can't modify an existing version, you can only create a new version.")
-			}
-			out = map[string]any{"ARN": sec.arn, "Name": sec.name, "VersionId": v.id, "VersionStages": v.stages}
-		}
-		if out == nil {
-			v := s.putVersion(sec, token, in.SecretString, in.SecretBinary)
-			out = map[string]any{"ARN": sec.arn, "Name": sec.name, "VersionId": v.id, "VersionStages": v.stages}
+	return sec, nil
+}
+
+// getSecretValue is GetSecretValue's answer: the version asked for.
+func getSecretValue(sec *secret, in request) (any, *apiError) {
+	v, err := sec.pick(in.VersionID, in.VersionStage)
+	if err != nil {
+		return nil, err
+	}
+	o := map[string]any{"ARN": sec.arn, "Name": sec.name, "VersionId": v.id, "VersionStages": v.stages, "CreatedDate": epoch(v.created)}
+	if v.str != nil {
+		o["SecretString"] = *v.str
+	} else {
+		o["SecretBinary"] = v.bin
+	}
+	return o, nil
+}
+
+// describeSecret is DescribeSecret's answer: the secret without its value.
+func describeSecret(sec *secret) any {
+	stages := map[string][]string{}
+	for _, v := range sec.versions {
+		if len(v.stages) > 0 {
+			stages[v.id] = v.stages
 		}
 	}
-	s.calls[id.AccessKey+" "+op]++
+	o := map[string]any{"ARN": sec.arn, "Name": sec.name, "CreatedDate": epoch(sec.created),
+		"LastChangedDate": epoch(sec.changed), "VersionIdsToStages": stages}
+	if sec.description != "" {
+		o["Description"] = sec.description
+	}
+	return o
+}
+
+// putSecretValue is PutSecretValue: a new version, idempotent by its
+// client request token. s.mu is held.
+func (s *Server) putSecretValue(sec *secret, in request) (any, *apiError) {
+	if (in.SecretString == nil) == (in.SecretBinary == nil) {
+		return nil, errorf("InvalidParameterException", "You must provide either SecretString or SecretBinary.")
+	}
+	token := in.ClientRequestToken
+	if token == "" {
+		token = newVersionID()
+	}
+	if len(token) < 32 || len(token) > 64 {
+		return nil, errorf("ValidationException", "1 validation error detected: Value at 'clientRequestToken' failed to satisfy constraint: Member must have length between 32 and 64")
+	}
+	var out any
+	for _, v := range sec.versions {
+		if v.id != token {
+			continue
+		}
+		// The same request again is answered as before; another value
+		// under the same token is refused.
+		if (v.str == nil) != (in.SecretString == nil) || (v.str != nil && *v.str != *in.SecretString) || !bytes.Equal(v.bin, in.SecretBinary) {
+			return nil, errorf("ResourceExistsException", "You can't modify an existing version, you can only create a new version.")
+		}
+		out = map[string]any{"ARN": sec.arn, "Name": sec.name, "VersionId": v.id, "VersionStages": v.stages}
+	}
+	if out == nil {
+		v := s.putVersion(sec, token, in.SecretString, in.SecretBinary)
+		out = map[string]any{"ARN": sec.arn, "Name": sec.name, "VersionId": v.id, "VersionStages": v.stages}
+	}
 	return out, nil
 }
 

@@ -164,7 +164,7 @@ func TestFromCreateTable(t *testing.T) {
 		{Name: "G2", PK: "G2PK", SK: "G2SK", Projection: billing.Include("x")},
 		{Name: "L1", PK: "PK", SK: "At", Local: true, Projection: billing.KeysOnly},
 	}}
-	if d := cmp.Diff(want, got, cmp.AllowUnexported(billing.Projection{})); d != "" {
-		t.Errorf("FromCreateTable (-want +got):\n%s", d)
+	if d := cmp.Diff(got, want, cmp.AllowUnexported(billing.Projection{})); d != "" {
+		t.Errorf("FromCreateTable (-got +want):\n%s", d)
 	}
 }

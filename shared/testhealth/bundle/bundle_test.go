@@ -120,15 +120,15 @@ func TestRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Read: %v", err)
 	}
-	if diff := cmp.Diff([]Meta{testMeta()}, rec.meta); diff != "" {
-		t.Errorf("meta (-want +got):\n%s", diff)
+	if diff := cmp.Diff(rec.meta, []Meta{testMeta()}); diff != "" {
+		t.Errorf("meta (-got +want):\n%s", diff)
 	}
 	if got := rec.meta[0].PullRequest(); got != 42 {
 		t.Errorf("PullRequest = %d, want 42", got)
 	}
 	wantOrder := []string{"meta", "junit/0", "junit/1", "junit/2", "codeowners"}
-	if diff := cmp.Diff(wantOrder, rec.order); diff != "" {
-		t.Errorf("handler order (-want +got):\n%s", diff)
+	if diff := cmp.Diff(rec.order, wantOrder); diff != "" {
+		t.Errorf("handler order (-got +want):\n%s", diff)
 	}
 	var want Summary
 	for i, f := range in.JUnit {
@@ -148,8 +148,8 @@ func TestRoundTrip(t *testing.T) {
 		want.Skipped += s.Skipped
 		want.Retries += s.Retries
 	}
-	if diff := cmp.Diff(want, sum); diff != "" {
-		t.Errorf("summary (-want +got):\n%s", diff)
+	if diff := cmp.Diff(sum, want); diff != "" {
+		t.Errorf("summary (-got +want):\n%s", diff)
 	}
 	if string(rec.codeowners) != string(in.Codeowners) {
 		t.Errorf("codeowners = %q, want %q", rec.codeowners, in.Codeowners)
@@ -173,8 +173,8 @@ func TestWriteLayout(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.name)
 	}
-	if diff := cmp.Diff([]string{"meta.json", "junit/0", "junit/1", "CODEOWNERS"}, names); diff != "" {
-		t.Errorf("entries (-want +got):\n%s", diff)
+	if diff := cmp.Diff(names, []string{"meta.json", "junit/0", "junit/1", "CODEOWNERS"}); diff != "" {
+		t.Errorf("entries (-got +want):\n%s", diff)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(entries[0].body, &m); err != nil {
@@ -370,18 +370,18 @@ func TestUploaderLayout(t *testing.T) {
 		Envs:           map[string]string{"CI_MERGE_REQUEST_IID": "17", "GITLAB_CI": "true"},
 		Tags:           []Tag{{"k", "v"}},
 	}
-	if diff := cmp.Diff([]Meta{want}, rec.meta); diff != "" {
-		t.Errorf("meta (-want +got):\n%s", diff)
+	if diff := cmp.Diff(rec.meta, []Meta{want}); diff != "" {
+		t.Errorf("meta (-got +want):\n%s", diff)
 	}
 	if pr := rec.meta[0].PullRequest(); pr != 17 {
 		t.Errorf("PullRequest = %d, want 17", pr)
 	}
-	if diff := cmp.Diff([]string{"meta", "junit/0", "codeowners"}, rec.order); diff != "" {
-		t.Errorf("order (-want +got):\n%s", diff)
+	if diff := cmp.Diff(rec.order, []string{"meta", "junit/0", "codeowners"}); diff != "" {
+		t.Errorf("order (-got +want):\n%s", diff)
 	}
 	wantSum := Summary{Files: 1, Runs: 3, Passed: 1, Failed: 1, Skipped: 1}
-	if diff := cmp.Diff(wantSum, sum); diff != "" {
-		t.Errorf("summary (-want +got):\n%s", diff)
+	if diff := cmp.Diff(sum, wantSum); diff != "" {
+		t.Errorf("summary (-got +want):\n%s", diff)
 	}
 	if len(rec.runs["junit/0"]) != 3 || string(rec.codeowners) != "* @acme/platform\n" {
 		t.Errorf("runs %v, codeowners %q", rec.runs, rec.codeowners)

@@ -124,8 +124,8 @@ func TestShortHistory(t *testing.T) {
 	for k := range got {
 		want[k] = 0
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("figures (-want +got):\n%s", diff)
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("figures (-got +want):\n%s", diff)
 	}
 }
 

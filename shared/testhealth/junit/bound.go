@@ -251,161 +251,201 @@ func (b *boundReader) scanRun(in []byte, i int, out []byte, term byte) (int, []b
 
 // filter lexes in and appends what the decoder should see to out.
 func (b *boundReader) filter(in []byte, out []byte) []byte {
-	for i := 0; i < len(in); {
-		if b.err != nil {
-			return out
-		}
+	for i := 0; i < len(in) && b.err == nil; {
 		switch b.state {
 		case stText:
-			var found bool
-			i, out, found = b.scanRun(in, i, out, '<')
-			if found {
-				out = append(out, '<')
-				i++
-				b.resetRun()
-				b.state = stLT
-			}
-			continue
+			i, out = b.text(in, i, out)
 		case stTag:
-			// Names and '=' up to the next quote or '>', in one span.
-			j := indexTagStop(in[i:])
-			end := len(in)
-			if j >= 0 {
-				end = i + j
-			}
-			seg := in[i:end]
-			out = append(out, seg...)
-			b.markup += len(seg)
-			b.outLines += bytes.Count(seg, []byte{'\n'})
-			i = end
-			if j >= 0 {
-				c := in[i]
-				out = append(out, c)
-				b.markup++
-				i++
-				b.resetRun()
-				if c == '>' {
-					b.state = stText
-				} else {
-					b.quote = c
-					b.state = stAttr
-				}
-			}
-			if b.markup > b.tagCap {
-				b.err = &boundError{"an element tag", b.tagCap}
-			}
-			continue
+			i, out = b.tag(in, i, out)
 		case stAttr:
-			var found bool
-			i, out, found = b.scanRun(in, i, out, b.quote)
-			if found {
-				out = append(out, b.quote)
-				i++
-				b.markup++
-				b.state = stTag
-			}
-			// Kept value bytes count towards markup; stTag enforces tagCap
-			// (one value alone, at most limit bytes, cannot exceed it).
-			continue
-		}
-
-		c := in[i]
-		i++
-		switch b.state {
+			i, out = b.attr(in, i, out)
 		case stLT:
-			switch c {
-			case '!':
-				out = append(out, c)
-				b.state, b.bang, b.markup = stBang, 0, 2
-			case '?':
-				out = append(out, c)
-				b.state, b.seq, b.markup = stPI, 0, 2
-			default:
-				// A tag: let stTag see this byte.
-				b.state, b.markup = stTag, 1
-				i--
-			}
-			continue
+			i, out = b.afterLT(in, i, out)
 		case stBang:
-			out = append(out, c)
-			b.bang++
-			b.markup++
-			switch {
-			case b.bang == 1 && c == '-', b.bang == 1 && c == '[':
-				b.quote = c // remembers which of the two this may become
-			case b.quote == '-' && b.bang == 2 && c == '-':
-				b.resetRun()
-				b.state = stComment
-			case b.quote == '[' && b.bang <= 7 && c == "[CDATA["[b.bang-1]:
-				if b.bang == 7 {
-					b.resetRun()
-					b.state = stCDATA
-				}
-			default:
-				// A declaration (<!DOCTYPE ...>) or malformed markup; the
-				// decoder reports either, and Parse stops there.
-				b.state = stDecl
-			}
-			if c == '\n' {
-				b.outLines++
-			}
+			out = b.bangByte(in[i], out)
+			i++
 		case stDecl:
-			out = append(out, c)
-			b.markup++
-			if c == '\n' {
-				b.outLines++
-			}
-			if b.markup > b.declCap {
-				b.err = &boundError{"a <!...> declaration", b.declCap}
-			}
+			out = b.declByte(in[i], out)
+			i++
 		case stPI:
-			out = append(out, c)
-			b.markup++
-			if c == '\n' {
-				b.outLines++
-			}
-			if b.seq == 1 && c == '>' {
-				b.resetRun()
-				b.state = stText
-				break
-			}
-			b.seq = 0
-			if c == '?' {
-				b.seq = 1
-			}
-			if b.markup > b.tagCap {
-				b.err = &boundError{"a processing instruction", b.tagCap}
-			}
+			out = b.piByte(in[i], out)
+			i++
 		case stCDATA, stComment:
-			mark := byte(']')
-			if b.state == stComment {
-				mark = '-'
+			out = b.closableByte(in[i], out)
+			i++
+		}
+	}
+	return out
+}
+
+// text keeps character data from in[i:] up to the next '<', which starts
+// a tag.
+func (b *boundReader) text(in []byte, i int, out []byte) (int, []byte) {
+	i, out, found := b.scanRun(in, i, out, '<')
+	if found {
+		out = append(out, '<')
+		i++
+		b.resetRun()
+		b.state = stLT
+	}
+	return i, out
+}
+
+// tag keeps names and '=' up to the next quote or '>', in one span.
+func (b *boundReader) tag(in []byte, i int, out []byte) (int, []byte) {
+	j := indexTagStop(in[i:])
+	end := len(in)
+	if j >= 0 {
+		end = i + j
+	}
+	seg := in[i:end]
+	out = append(out, seg...)
+	b.markup += len(seg)
+	b.outLines += bytes.Count(seg, []byte{'\n'})
+	i = end
+	if j >= 0 {
+		c := in[i]
+		out = append(out, c)
+		b.markup++
+		i++
+		b.resetRun()
+		if c == '>' {
+			b.state = stText
+		} else {
+			b.quote = c
+			b.state = stAttr
+		}
+	}
+	if b.markup > b.tagCap {
+		b.err = &boundError{"an element tag", b.tagCap}
+	}
+	return i, out
+}
+
+// attr keeps an attribute value up to its closing quote. Kept value bytes
+// count towards markup; tag enforces tagCap (one value alone, at most
+// limit bytes, cannot exceed it).
+func (b *boundReader) attr(in []byte, i int, out []byte) (int, []byte) {
+	i, out, found := b.scanRun(in, i, out, b.quote)
+	if found {
+		out = append(out, b.quote)
+		i++
+		b.markup++
+		b.state = stTag
+	}
+	return i, out
+}
+
+// afterLT tells from the byte after '<' a "<!", a "<?" or a tag; a tag's
+// first byte is left for tag to see.
+func (b *boundReader) afterLT(in []byte, i int, out []byte) (int, []byte) {
+	switch c := in[i]; c {
+	case '!':
+		out = append(out, c)
+		b.state, b.bang, b.markup = stBang, 0, 2
+	case '?':
+		out = append(out, c)
+		b.state, b.seq, b.markup = stPI, 0, 2
+	default:
+		b.state, b.markup = stTag, 1
+		return i, out
+	}
+	return i + 1, out
+}
+
+// markupByte keeps c, a byte of markup that cannot be cut, counting it
+// towards its cap and the lines handed out.
+func (b *boundReader) markupByte(c byte, out []byte) []byte {
+	b.markup++
+	if c == '\n' {
+		b.outLines++
+	}
+	return append(out, c)
+}
+
+// bangByte keeps a byte after "<!" while telling a comment, a CDATA
+// section and a declaration apart.
+func (b *boundReader) bangByte(c byte, out []byte) []byte {
+	out = b.markupByte(c, out)
+	b.bang++
+	switch {
+	case b.bang == 1 && c == '-', b.bang == 1 && c == '[':
+		b.quote = c // remembers which of the two this may become
+	case b.quote == '-' && b.bang == 2 && c == '-':
+		b.resetRun()
+		b.state = stComment
+	case b.quote == '[' && b.bang <= 7 && c == "[CDATA["[b.bang-1]:
+		if b.bang == 7 {
+			b.resetRun()
+			b.state = stCDATA
+		}
+	default:
+		// A declaration (<!DOCTYPE ...>) or malformed markup; the
+		// decoder reports either, and Parse stops there.
+		b.state = stDecl
+	}
+	return out
+}
+
+// declByte keeps a byte of a declaration, up to declCap.
+func (b *boundReader) declByte(c byte, out []byte) []byte {
+	out = b.markupByte(c, out)
+	if b.markup > b.declCap {
+		b.err = &boundError{"a <!...> declaration", b.declCap}
+	}
+	return out
+}
+
+// piByte keeps a byte of a processing instruction, up to tagCap, and sees
+// its "?>".
+func (b *boundReader) piByte(c byte, out []byte) []byte {
+	out = b.markupByte(c, out)
+	if b.seq == 1 && c == '>' {
+		b.resetRun()
+		b.state = stText
+		return out
+	}
+	b.seq = 0
+	if c == '?' {
+		b.seq = 1
+	}
+	if b.markup > b.tagCap {
+		b.err = &boundError{"a processing instruction", b.tagCap}
+	}
+	return out
+}
+
+// closableByte keeps a byte of a CDATA section or a comment while the run
+// is within limit, and writes out the whole terminator ("]]>", "-->") even
+// when some of its bytes fell in the dropped part.
+func (b *boundReader) closableByte(c byte, out []byte) []byte {
+	mark := byte(']')
+	if b.state == stComment {
+		mark = '-'
+	}
+	if b.seq >= 2 && c == '>' {
+		if b.drop {
+			// Write the part of the terminator that was dropped.
+			for k := min(b.tail, 2); k < 2; k++ {
+				out = append(out, mark)
 			}
-			if b.seq >= 2 && c == '>' {
-				if b.drop {
-					// Write the part of the terminator that was dropped.
-					for k := min(b.tail, 2); k < 2; k++ {
-						out = append(out, mark)
-					}
-				}
-				out = append(out, '>')
-				b.resetRun()
-				b.state = stText
-				break
-			}
-			if c == mark {
-				b.seq++
-			} else {
-				b.seq = 0
-			}
-			if b.keep(c, false) {
-				out = append(out, c)
-				if c == mark {
-					b.tail++
-				} else {
-					b.tail = 0
-				}
-			}
+		}
+		out = append(out, '>')
+		b.resetRun()
+		b.state = stText
+		return out
+	}
+	if c == mark {
+		b.seq++
+	} else {
+		b.seq = 0
+	}
+	if b.keep(c, false) {
+		out = append(out, c)
+		if c == mark {
+			b.tail++
+		} else {
+			b.tail = 0
 		}
 	}
 	return out

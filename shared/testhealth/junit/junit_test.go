@@ -136,8 +136,8 @@ func TestFixtures(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
-			if diff := cmp.Diff(tc.want, sum); diff != "" {
-				t.Errorf("Summary mismatch (-want +got):\n%s", diff)
+			if diff := cmp.Diff(sum, tc.want); diff != "" {
+				t.Errorf("Summary mismatch (-got +want):\n%s", diff)
 			}
 			checkConsistent(t, runs, sum)
 		})
@@ -214,8 +214,8 @@ func TestSurefireFlakyFailure(t *testing.T) {
 		with(base, Passed, "", 2),
 	}
 	want[2].Duration = time.Millisecond // the testcase's time="0.001" is the final run's
-	if diff := cmp.Diff(want, runs); diff != "" {
-		t.Errorf("runs mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(runs, want); diff != "" {
+		t.Errorf("runs mismatch (-got +want):\n%s", diff)
 	}
 }
 
@@ -237,8 +237,8 @@ func TestSurefireRerunFailure(t *testing.T) {
 		with(base, Failed, "built to fail", 3),
 	}
 	want[0].Duration = time.Millisecond
-	if diff := cmp.Diff(want, runs); diff != "" {
-		t.Errorf("runs mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(runs, want); diff != "" {
+		t.Errorf("runs mismatch (-got +want):\n%s", diff)
 	}
 }
 
@@ -274,8 +274,8 @@ func TestSurefireFlakyAndRerunErrors(t *testing.T) {
 	}
 	want[0].Duration = 500 * time.Millisecond
 	want[2].Duration = 2 * time.Second
-	if diff := cmp.Diff(want, runs); diff != "" {
-		t.Errorf("runs mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(runs, want); diff != "" {
+		t.Errorf("runs mismatch (-got +want):\n%s", diff)
 	}
 	checkConsistent(t, runs, sum)
 }
@@ -298,8 +298,8 @@ func TestRerunsAsDuplicateTestcases(t *testing.T) {
 		with(bar, Passed, "", 0),
 		with(baz, Passed, "", 0),
 	}
-	if diff := cmp.Diff(want, runs); diff != "" {
-		t.Errorf("runs mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(runs, want); diff != "" {
+		t.Errorf("runs mismatch (-got +want):\n%s", diff)
 	}
 }
 
@@ -319,8 +319,8 @@ func TestParentIsInnermostSuite(t *testing.T) {
 		{"TestCase4", "TestSuite2"},
 		{"TestCase5", "Project Test Suite"},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("(name, parent) mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("(name, parent) mismatch (-got +want):\n%s", diff)
 	}
 
 	// Cases outside any suite, and a suite error beside a case.
@@ -331,8 +331,8 @@ func TestParentIsInnermostSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	want2 := []Run{{Name: "a", Status: Passed}, {Name: "b", Parent: "s", Status: Passed}}
-	if diff := cmp.Diff(want2, runs); diff != "" {
-		t.Errorf("runs mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(runs, want2); diff != "" {
+		t.Errorf("runs mismatch (-got +want):\n%s", diff)
 	}
 	if sum.SuiteErrors != 1 {
 		t.Errorf("SuiteErrors = %d, want 1", sum.SuiteErrors)
@@ -344,8 +344,8 @@ func TestParentIsInnermostSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	want3 := []Run{{Name: "only.Classname", Classname: "only.Classname", Status: Failed, Message: "boom"}}
-	if diff := cmp.Diff(want3, runs); diff != "" {
-		t.Errorf("runs mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(runs, want3); diff != "" {
+		t.Errorf("runs mismatch (-got +want):\n%s", diff)
 	}
 }
 
@@ -382,8 +382,8 @@ func TestFileInheritance(t *testing.T) {
 		"decoded":          "a b/c/d.swift",
 		"lone-percent":     "100%/x",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("files mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("files mismatch (-got +want):\n%s", diff)
 	}
 
 	runs, _, err = collect(t, readFixture(t, "rspec-junit-formatter.xml"), Limits{})
@@ -435,8 +435,8 @@ outer</failure></testcase>
 		"skip-message":       "",
 		"child-text-ignored": "outer",
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("messages mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("messages mismatch (-got +want):\n%s", diff)
 	}
 
 	// The same rules on real reports.
@@ -499,8 +499,8 @@ func TestXcresultIDsAndEscapedFiles(t *testing.T) {
 			ID: "5bc0c7dc-c9a3-56ce-9f89-0161d851e2e2", File: file, Status: Failed, Timestamp: ts, Duration: time.Millisecond,
 			Message: `swift_testing_exampleTests.swift:19: Expectation failed: (greeting → "Hello, world!") == "Hello"`},
 	}
-	if diff := cmp.Diff(want, runs); diff != "" {
-		t.Errorf("runs mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(runs, want); diff != "" {
+		t.Errorf("runs mismatch (-got +want):\n%s", diff)
 	}
 
 	// An id alone separates otherwise identical cases.
@@ -548,8 +548,8 @@ func TestEncodings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Run{{Name: "naïve", Parent: "café", Status: Failed, Message: "© 1999"}}
-	if diff := cmp.Diff(want, runs); diff != "" {
-		t.Errorf("latin1 runs mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(runs, want); diff != "" {
+		t.Errorf("latin1 runs mismatch (-got +want):\n%s", diff)
 	}
 
 	ascii := `<?xml version="1.0" encoding="US-ASCII"?><testsuite><testcase name="a"/></testsuite>`
@@ -834,8 +834,8 @@ func TestTimestampsAndDurations(t *testing.T) {
 	for _, r := range runs {
 		got = append(got, td{r.Name, r.Timestamp, r.Duration})
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("timestamps mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("timestamps mismatch (-got +want):\n%s", diff)
 	}
 
 	for _, tc := range []struct {
@@ -907,8 +907,8 @@ func TestSkipStatusAttributes(t *testing.T) {
 		"ran": Passed, "disabled": Skipped, "gtest-skip": Skipped, "gtest-skip-no-element": Skipped,
 		"ctest-disabled": Skipped, "failed-beats-status": Failed, "ctest-notrun": Skipped, "status-case": Skipped,
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("statuses mismatch (-want +got):\n%s", diff)
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("statuses mismatch (-got +want):\n%s", diff)
 	}
 }
 
