@@ -23,9 +23,9 @@ import (
 	"github.com/mainguard/mainguard/shared/dynamolocal"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/wiring"
 )
 
 // serve is `mainguard serve`: every function behind one HTTP listener at
@@ -58,7 +58,7 @@ func serve(e *env, args []string) error {
 	}
 	defer unlock()
 
-	log := lambdafn.NewLogger(os.Stdout, cfg.LogLevel)
+	log := wiring.NewLogger(os.Stdout, cfg.LogLevel)
 	if e.getenv("BUNDLE_DIR") == "" {
 		cfg.BundleDir = filepath.Join(*dataDir, "bundles")
 	}
@@ -95,7 +95,7 @@ func serve(e *env, args []string) error {
 				// again, so that the server answers.
 				c := base
 				c.DynamoEndpoint, c.Region = *ep, "us-east-1"
-				db, err := lambdafn.DynamoClient(c)
+				db, err := wiring.DynamoClient(c)
 				if err == nil {
 					_, err = store.EnsureTable(context.Background(), db, c.TableName)
 				}
@@ -123,7 +123,7 @@ func serve(e *env, args []string) error {
 	defer os.Remove(appURLPath)
 	log.Info("using DynamoDB", "endpoint", cfg.DynamoEndpoint, "table", cfg.TableName)
 
-	db, err := lambdafn.DynamoClient(cfg)
+	db, err := wiring.DynamoClient(cfg)
 	if err != nil {
 		return err
 	}

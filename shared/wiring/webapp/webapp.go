@@ -1,0 +1,44 @@
+// Package webapp builds the web app (package wiring says why each
+// service's builders have a package: this one links the pages' templates).
+package webapp
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/mainguard/mainguard/shared/web"
+	"github.com/mainguard/mainguard/shared/wiring"
+	"github.com/mainguard/mainguard/shared/wiring/health"
+	"github.com/mainguard/mainguard/shared/wiring/queues"
+)
+
+var webKey = wiring.NewKey[*web.Web]("web")
+
+// Web is the web app, on the merge queue's and test health's services,
+// checking sessions and counting failed sign-ins as the API does.
+func Web(b *wiring.Base) (*web.Web, error) {
+	return wiring.Build(b, webKey, func(b *wiring.Base) (*web.Web, error) {
+		q, err := queues.Queues(b)
+		if err != nil {
+			return nil, err
+		}
+		h, err := health.Health(b)
+		if err != nil {
+			return nil, err
+		}
+		return web.New(web.Setup{
+			Config: b.Config, Store: b.Store, Now: b.Now, Log: b.Log,
+			Auth: b.Auth, SignInFailures: b.Server.AuthFailures, Queues: q, Health: h,
+		}), nil
+	})
+}
+
+// Handler is the web function's handler (lambdafn.WebMain puts it behind
+// the middleware).
+func Handler(_ context.Context, b *wiring.Base) (http.Handler, error) {
+	w, err := Web(b)
+	if err != nil {
+		return nil, err
+	}
+	return w.Handler(), nil
+}
