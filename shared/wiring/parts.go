@@ -5,22 +5,29 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"unsafe"
 
 	"github.com/mainguard/mainguard/shared/api"
 )
 
-// Key names one part of a graph, of type T: the builder that makes it
-// declares one (NewKey) and builds through it (Build).
-type Key[T any] struct{ name string }
+// Key names one part of a graph: the builder that makes it declares one,
+// unexported (NewKey), and builds through it (Base.Part), so that it alone
+// knows the part's type.
+type Key struct{ name string }
 
 // NewKey is the key of the part called name (in Built's list).
-func NewKey[T any](name string) *Key[T] { return &Key[T]{name: name} }
+func NewKey(name string) *Key { return &Key{name: name} }
 
-// Name is the part's name.
-func (k *Key[T]) Name() string { return k.name }
-
+// part is a built part as an unsafe.Pointer (the builder's *T, or a
+// pointer to its interface value), not in an interface, and behind no
+// type parameter. In a binary that calls reflect's MethodByName (the web
+// function's templates do), the linker keeps every exported method of
+// every type that meets an interface, and of every type a generic
+// function's dictionary names: parts held either way would link the whole
+// of every service into the web function (its queue runner, the ingest
+// path of test health: 0.8 MB measured), code it never runs.
 type part struct {
-	v   any
+	v   unsafe.Pointer
 	err error
 }
 
@@ -28,47 +35,46 @@ type part struct {
 // order they were built in.
 type parts struct {
 	mu    sync.Mutex
-	byKey map[any]part
+	byKey map[*Key]part
 	built []string
 }
 
-// Build is the part k of b's graph: built by build the first time it is
-// asked for, the same value (or error) every later time.
-func Build[T any](b *Base, k *Key[T], build func(b *Base) (T, error)) (T, error) {
+// Part is the part k of b's graph: built by build the first time it is
+// asked for, the same one (or error) every later time. Its builder alone
+// converts it from and to its type.
+func (b *Base) Part(k *Key, build func(b *Base) (unsafe.Pointer, error)) (unsafe.Pointer, error) {
 	b.parts.mu.Lock()
 	p, ok := b.parts.byKey[k]
 	b.parts.mu.Unlock()
-	if !ok {
-		// Built unlocked: a builder asks for the parts it is made of.
-		v, err := build(b)
-		p = part{v: v, err: err}
-		b.parts.mu.Lock()
-		if q, done := b.parts.byKey[k]; done {
-			p = q
-		} else {
-			if b.parts.byKey == nil {
-				b.parts.byKey = map[any]part{}
-			}
-			b.parts.byKey[k] = p
-			b.parts.built = append(b.parts.built, k.name)
-		}
-		b.parts.mu.Unlock()
+	if ok {
+		return p.v, p.err
 	}
-	v, _ := p.v.(T)
-	return v, p.err
+	// Built unlocked: a builder asks for the parts it is made of.
+	v, err := build(b)
+	b.parts.mu.Lock()
+	defer b.parts.mu.Unlock()
+	if q, done := b.parts.byKey[k]; done {
+		return q.v, q.err
+	}
+	if b.parts.byKey == nil {
+		b.parts.byKey = map[*Key]part{}
+	}
+	b.parts.byKey[k] = part{v: v, err: err}
+	b.parts.built = append(b.parts.built, k.name)
+	return v, err
 }
 
-// Provide sets the part k of b's graph to v before anything asks for it:
-// the local server's own parts (its bundle folder's upload addresses) and
+// Provide sets the part k of b's graph before anything asks for it: the
+// local server's own parts (its bundle folder's upload addresses) and
 // tests' stand-ins (a GitHub). It fails when k was already built.
-func Provide[T any](b *Base, k *Key[T], v T) error {
+func (b *Base) Provide(k *Key, v unsafe.Pointer) error {
 	b.parts.mu.Lock()
 	defer b.parts.mu.Unlock()
 	if _, ok := b.parts.byKey[k]; ok {
 		return fmt.Errorf("wiring: %s was built before it was provided", k.name)
 	}
 	if b.parts.byKey == nil {
-		b.parts.byKey = map[any]part{}
+		b.parts.byKey = map[*Key]part{}
 	}
 	b.parts.byKey[k] = part{v: v}
 	return nil

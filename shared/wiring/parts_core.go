@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -12,27 +13,32 @@ import (
 )
 
 var (
-	bundlesKey  = NewKey[blobs.Store]("bundles")
-	webhooksKey = NewKey[*webhooks.Deliverer]("webhooks")
+	bundlesKey  = NewKey("bundles")
+	webhooksKey = NewKey("webhooks")
 )
 
 // Bundles is where upload bundles are kept: the configured S3 bucket, or
 // without one the local server's folder (config BundleDir).
 func Bundles(b *Base) (blobs.Store, error) {
-	return Build(b, bundlesKey, func(b *Base) (blobs.Store, error) {
-		if b.Config.BundleBucket == "" {
-			return blobs.Dir{Root: b.Config.BundleDir}, nil
-		}
-		awsCfg := b.opt.AWS
-		if awsCfg == nil {
-			c, err := AWSConfig(b.Config.Region, b.Config.S3Endpoint)
-			if err != nil {
-				return nil, err
+	p, err := b.Part(bundlesKey, func(b *Base) (unsafe.Pointer, error) {
+		var s blobs.Store = blobs.Dir{Root: b.Config.BundleDir}
+		if b.Config.BundleBucket != "" {
+			awsCfg := b.opt.AWS
+			if awsCfg == nil {
+				c, err := AWSConfig(b.Config.Region, b.Config.S3Endpoint)
+				if err != nil {
+					return nil, err
+				}
+				awsCfg = &c
 			}
-			awsCfg = &c
+			s = blobs.NewS3(*awsCfg, b.Config.BundleBucket, b.Config.S3Endpoint)
 		}
-		return blobs.NewS3(*awsCfg, b.Config.BundleBucket, b.Config.S3Endpoint), nil
+		return unsafe.Pointer(&s), nil
 	})
+	if err != nil {
+		return nil, err
+	}
+	return *(*blobs.Store)(p), nil
 }
 
 // WebhookGuard is the check on the addresses of webhook endpoints that
@@ -45,9 +51,10 @@ func WebhookGuard(b *Base) webhooks.Guard {
 // Webhooks is the deliverer draining the organizations' outboxes into
 // their endpoints (the deliver-webhooks function, the scheduler).
 func Webhooks(b *Base) (*webhooks.Deliverer, error) {
-	return Build(b, webhooksKey, func(b *Base) (*webhooks.Deliverer, error) {
-		return webhooks.NewDeliverer(b.Store, b.Now, b.Log, WebhookGuard(b)), nil
+	p, err := b.Part(webhooksKey, func(b *Base) (unsafe.Pointer, error) {
+		return unsafe.Pointer(webhooks.NewDeliverer(b.Store, b.Now, b.Log, WebhookGuard(b))), nil
 	})
+	return (*webhooks.Deliverer)(p), err
 }
 
 // StreamHandler is the handler of a function the table's stream invokes.

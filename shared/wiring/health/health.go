@@ -4,6 +4,7 @@ package health
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/aws/aws-lambda-go/events"
 
@@ -15,20 +16,21 @@ import (
 )
 
 var (
-	healthKey = wiring.NewKey[*healthsvc.Service]("health")
-	checksKey = wiring.NewKey[*healthsvc.Checks]("check-runs")
+	healthKey = wiring.NewKey("health")
+	checksKey = wiring.NewKey("check-runs")
 )
 
 // Health is the test-health service, reading bundles from wiring.Bundles.
 func Health(b *wiring.Base) (*healthsvc.Service, error) {
-	return wiring.Build(b, healthKey, func(b *wiring.Base) (*healthsvc.Service, error) {
+	p, err := b.Part(healthKey, func(b *wiring.Base) (unsafe.Pointer, error) {
 		bundles, err := wiring.Bundles(b)
 		if err != nil {
 			return nil, err
 		}
 		v := healthview.Viewer{PublicAppURL: b.Config.PublicAppURL}
-		return healthsvc.New(b.Store, bundles, v, b.Now, b.NewID, b.Log), nil
+		return unsafe.Pointer(healthsvc.New(b.Store, bundles, v, b.Now, b.NewID, b.Log)), nil
 	})
+	return (*healthsvc.Service)(p), err
 }
 
 // Ingesting is Health posting each pull request commit's check run as
@@ -40,17 +42,15 @@ func Ingesting(b *wiring.Base) (*healthsvc.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, err = wiring.Build(b, checksKey, func(b *wiring.Base) (*healthsvc.Checks, error) {
+	_, err = b.Part(checksKey, func(b *wiring.Base) (unsafe.Pointer, error) {
 		gh, err := queues.GitHub(b)
 		if err != nil {
 			return nil, err
 		}
-		c, ok := gh.(healthsvc.CheckRuns)
-		if !ok {
-			return nil, nil
+		if c, ok := gh.(healthsvc.CheckRuns); ok {
+			h.Checks = healthsvc.NewChecks(c, queueapi.EnterpriseHost(b.Config.GitHubAPIURL))
 		}
-		h.Checks = healthsvc.NewChecks(c, queueapi.EnterpriseHost(b.Config.GitHubAPIURL))
-		return h.Checks, nil
+		return unsafe.Pointer(h.Checks), nil
 	})
 	return h, err
 }

@@ -5,6 +5,7 @@ package queueendpoints
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/queueapi"
@@ -12,18 +13,19 @@ import (
 	"github.com/mainguard/mainguard/shared/wiring/queues"
 )
 
-var handlersKey = wiring.NewKey[*queueapi.Handlers]("queue-endpoints")
+var handlersKey = wiring.NewKey("queue-endpoints")
 
 // Handlers are the merge-queue endpoints' handlers, on the merge queue's
 // service.
 func Handlers(b *wiring.Base) (*queueapi.Handlers, error) {
-	return wiring.Build(b, handlersKey, func(b *wiring.Base) (*queueapi.Handlers, error) {
+	p, err := b.Part(handlersKey, func(b *wiring.Base) (unsafe.Pointer, error) {
 		d, err := queues.Queues(b)
 		if err != nil {
 			return nil, err
 		}
-		return queueapi.New(b.Store, d, b.Config), nil
+		return unsafe.Pointer(queueapi.New(b.Store, d, b.Config)), nil
 	})
+	return (*queueapi.Handlers)(p), err
 }
 
 // Group is the merge-queue endpoints.

@@ -4,6 +4,7 @@ package tick
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/mainguard/mainguard/shared/scheduler"
 	"github.com/mainguard/mainguard/shared/wiring"
@@ -11,12 +12,12 @@ import (
 	"github.com/mainguard/mainguard/shared/wiring/queues"
 )
 
-var schedulerKey = wiring.NewKey[*scheduler.Scheduler]("scheduler")
+var schedulerKey = wiring.NewKey("scheduler")
 
 // Scheduler is what one tick runs: test health's sweep and resumed
 // uploads, a step of every merge queue, webhook delivery.
 func Scheduler(b *wiring.Base) (*scheduler.Scheduler, error) {
-	return wiring.Build(b, schedulerKey, func(b *wiring.Base) (*scheduler.Scheduler, error) {
+	p, err := b.Part(schedulerKey, func(b *wiring.Base) (unsafe.Pointer, error) {
 		h, err := health.Health(b)
 		if err != nil {
 			return nil, err
@@ -29,8 +30,9 @@ func Scheduler(b *wiring.Base) (*scheduler.Scheduler, error) {
 		if err != nil {
 			return nil, err
 		}
-		return scheduler.New(h, q, d, b.Log), nil
+		return unsafe.Pointer(scheduler.New(h, q, d, b.Log)), nil
 	})
+	return (*scheduler.Scheduler)(p), err
 }
 
 // Function is the scheduler function's handler.

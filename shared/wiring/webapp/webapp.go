@@ -5,6 +5,7 @@ package webapp
 import (
 	"context"
 	"net/http"
+	"unsafe"
 
 	"github.com/mainguard/mainguard/shared/web"
 	"github.com/mainguard/mainguard/shared/wiring"
@@ -12,12 +13,12 @@ import (
 	"github.com/mainguard/mainguard/shared/wiring/queues"
 )
 
-var webKey = wiring.NewKey[*web.Web]("web")
+var webKey = wiring.NewKey("web")
 
 // Web is the web app, on the merge queue's and test health's services,
 // checking sessions and counting failed sign-ins as the API does.
 func Web(b *wiring.Base) (*web.Web, error) {
-	return wiring.Build(b, webKey, func(b *wiring.Base) (*web.Web, error) {
+	p, err := b.Part(webKey, func(b *wiring.Base) (unsafe.Pointer, error) {
 		q, err := queues.Queues(b)
 		if err != nil {
 			return nil, err
@@ -26,11 +27,12 @@ func Web(b *wiring.Base) (*web.Web, error) {
 		if err != nil {
 			return nil, err
 		}
-		return web.New(web.Setup{
+		return unsafe.Pointer(web.New(web.Setup{
 			Config: b.Config, Store: b.Store, Now: b.Now, Log: b.Log,
 			Auth: b.Auth, SignInFailures: b.Server.AuthFailures, Queues: q, Health: h,
-		}), nil
+		})), nil
 	})
+	return (*web.Web)(p), err
 }
 
 // Handler is the web function's handler (lambdafn.WebMain puts it behind
