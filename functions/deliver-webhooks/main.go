@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/wiring"
+	"github.com/mainguard/mainguard/shared/wiring/delivery"
 )
 
-func main() { lambdafn.EventMain(wiring.DeliverWebhooks) }
+func main() { lambdafn.EventMain(delivery.DeliverWebhooks) }

@@ -21,6 +21,7 @@ import (
 	"github.com/mainguard/mainguard/shared/web"
 	"github.com/mainguard/mainguard/shared/webhooks"
 	"github.com/mainguard/mainguard/shared/wiring"
+	"github.com/mainguard/mainguard/shared/wiring/delivery"
 	"github.com/mainguard/mainguard/shared/wiring/health"
 	"github.com/mainguard/mainguard/shared/wiring/metricendpoints"
 	"github.com/mainguard/mainguard/shared/wiring/queueendpoints"
@@ -156,8 +157,8 @@ func (a *App) build() error {
 	err = errors.Join(err, e)
 	a.Uploads, e = uploadendpoints.Uploads(a.Base)
 	err = errors.Join(err, e)
-	a.Guard = wiring.WebhookGuard(a.Base)
-	a.Webhooks, e = wiring.Webhooks(a.Base)
+	a.Guard = delivery.Guard(a.Base)
+	a.Webhooks, e = delivery.Deliverer(a.Base)
 	err = errors.Join(err, e)
 	a.MergeQueue, e = queueendpoints.Handlers(a.Base)
 	err = errors.Join(err, e)

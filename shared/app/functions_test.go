@@ -20,6 +20,7 @@ import (
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 	"github.com/mainguard/mainguard/shared/wiring"
+	webhookdelivery "github.com/mainguard/mainguard/shared/wiring/delivery"
 	"github.com/mainguard/mainguard/shared/wiring/health"
 	"github.com/mainguard/mainguard/shared/wiring/metricendpoints"
 	"github.com/mainguard/mainguard/shared/wiring/queueendpoints"
@@ -36,7 +37,7 @@ var builders = map[string]any{
 	"wiring.Status": wiring.Group(wiring.Status), "wiring.OpenAPI": wiring.Group(wiring.OpenAPI),
 	"testendpoints.Group": wiring.Group(testendpoints.Group), "uploadendpoints.Group": wiring.Group(uploadendpoints.Group),
 	"queueendpoints.Group": wiring.Group(queueendpoints.Group), "metricendpoints.Group": wiring.Group(metricendpoints.Group),
-	"wiring.DeliverWebhooks": wiring.DeliverWebhooks, "queues.FoldCommands": queues.FoldCommands,
+	"delivery.DeliverWebhooks": webhookdelivery.DeliverWebhooks, "queues.FoldCommands": queues.FoldCommands,
 	"health.IngestBundle": health.IngestBundle, "tick.Function": tick.Function, "webapp.Handler": webapp.Handler,
 }
 

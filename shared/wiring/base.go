@@ -95,6 +95,10 @@ func NewBase(cfg config.Config, opt Options) (*Base, error) {
 	return b, nil
 }
 
+// LoopbackWebhooks says webhook endpoints may be on loopback
+// (Options.LoopbackWebhooks).
+func (b *Base) LoopbackWebhooks() bool { return b.opt.LoopbackWebhooks }
+
 // Secret returns a reader of the named deployment secret (config's
 // Secret* names).
 func (b *Base) Secret(name string) func(ctx context.Context) ([]byte, error) {

@@ -11,15 +11,16 @@
 // deliverer between its endpoints, event handlers, scheduler and web app,
 // as each function shares them within its own copy.
 //
-// The builders of services with heavy dependencies live in subpackages
-// (health, queues, metrics, webapp, tick), one per service, so that a
-// function imports only those of its own graph: Go links, and runs at
+// The builders live in subpackages, one per service or endpoint group
+// (health, queues, delivery, webapp, tick; testendpoints, uploadendpoints,
+// queueendpoints, metricendpoints), so that a function imports only those
+// of its own graph: Go links, and runs at
 // start, the initialisation of every package a binary imports, so one
 // package of every builder would make every function link every service.
 // This package itself imports no endpoint package and no SDK beyond
 // DynamoDB's and Secrets Manager's (whose client is built only when a
-// secret is first read), and builds the light parts every graph may need:
-// the bundle store, the webhook deliverer, the status endpoint.
+// secret is first read), and builds only the light parts: the bundle store, the status and
+// OpenAPI endpoints.
 //
 // Process start (reading the environment, lambda.Start) is lambdafn's, not
 // this package's: the local server and the administration program build

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mainguard/mainguard/shared/scheduler"
 	"github.com/mainguard/mainguard/shared/wiring"
+	"github.com/mainguard/mainguard/shared/wiring/delivery"
 	"github.com/mainguard/mainguard/shared/wiring/health"
 	"github.com/mainguard/mainguard/shared/wiring/queues"
 )
@@ -26,7 +27,7 @@ func Scheduler(b *wiring.Base) (*scheduler.Scheduler, error) {
 		if err != nil {
 			return nil, err
 		}
-		d, err := wiring.Webhooks(b)
+		d, err := delivery.Deliverer(b)
 		if err != nil {
 			return nil, err
 		}
