@@ -15,9 +15,9 @@ import (
 
 	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/config"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
+	"github.com/mainguard/mainguard/shared/wiring"
 )
 
 func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
@@ -44,7 +44,7 @@ func tableOf(t *testing.T, e map[string]string) *store.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := lambdafn.DynamoClient(cfg)
+	db, err := wiring.DynamoClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,9 +24,9 @@ import (
 	"github.com/mainguard/mainguard/shared/dynamolocal"
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/wiring"
 )
 
 // serve is `mainguard serve`: every function behind one HTTP listener at
@@ -54,7 +54,7 @@ func serve(e *env, args []string) error {
 	}
 	defer unlock()
 
-	log := lambdafn.NewLogger(os.Stdout, cfg.LogLevel)
+	log := wiring.NewLogger(os.Stdout, cfg.LogLevel)
 	localDefaults(e, &cfg, ln.Addr().String(), o.dataDir)
 	// The table is this data folder's own: kept in it by the DynamoDB
 	// Local started below, which only the holder of the folder's lock
@@ -103,7 +103,7 @@ func serve(e *env, args []string) error {
 // missing.
 func openTable(ctx context.Context, cfg config.Config, log *slog.Logger) (store.DB, error) {
 	log.Info("using DynamoDB", "endpoint", cfg.DynamoEndpoint, "table", cfg.TableName)
-	db, err := lambdafn.DynamoClient(cfg)
+	db, err := wiring.DynamoClient(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func startDynamoLocal(e *env, cfg *config.Config, o serveOptions, log *slog.Logg
 			// again, so that the server answers.
 			c := base
 			c.DynamoEndpoint, c.Region = *ep, "us-east-1"
-			db, err := lambdafn.DynamoClient(c)
+			db, err := wiring.DynamoClient(c)
 			if err == nil {
 				_, err = store.EnsureTable(context.Background(), db, c.TableName)
 			}

@@ -12,8 +12,8 @@ import (
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/store"
+	"github.com/mainguard/mainguard/shared/wiring"
 )
 
 // endpointFile is the file in the local server's data folder that holds
@@ -103,7 +103,7 @@ func (t *target) open(e *env) (*app.App, error) {
 	}
 	opt := app.Options{Log: slog.New(slog.DiscardHandler)}
 	if cfg.DynamoEndpoint != "" {
-		db, err := lambdafn.DynamoClient(cfg)
+		db, err := wiring.DynamoClient(cfg)
 		if err != nil {
 			return nil, err
 		}

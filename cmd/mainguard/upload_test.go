@@ -17,8 +17,8 @@ import (
 
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/testhealth"
+	"github.com/mainguard/mainguard/shared/wiring"
 )
 
 // service runs the whole service behind an HTTP listener, as `serve` does,
@@ -46,7 +46,7 @@ func serviceApp(t *testing.T, e map[string]string) (string, *app.App) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := lambdafn.DynamoClient(cfg)
+	db, err := wiring.DynamoClient(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

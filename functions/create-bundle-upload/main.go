@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/uploadapi"
+	"github.com/mainguard/mainguard/shared/wiring/uploadendpoints"
 )
 
-func main() { lambdafn.Main("create-bundle-upload", uploadapi.Group) }
+func main() { lambdafn.Main("create-bundle-upload", uploadendpoints.Group) }

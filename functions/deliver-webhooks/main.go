@@ -3,16 +3,8 @@
 package main
 
 import (
-	"context"
-
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/webhooks"
+	"github.com/mainguard/mainguard/shared/wiring/delivery"
 )
 
-func main() {
-	lambdafn.EventMain(func(_ context.Context, b *lambdafn.Base) (func(context.Context, events.DynamoDBEvent) error, error) {
-		return webhooks.NewDeliverer(b.Store, b.Now, b.Log, webhooks.Guard{AllowPrivate: b.Config.WebhookInternalNetworks}).DeliverStream, nil
-	})
-}
+func main() { lambdafn.EventMain(delivery.DeliverWebhooks) }

@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/metricsapi"
+	"github.com/mainguard/mainguard/shared/wiring/metricendpoints"
 )
 
-func main() { lambdafn.Main("get-merge-queue-metrics", metricsapi.Group) }
+func main() { lambdafn.Main("get-merge-queue-metrics", metricendpoints.Group) }

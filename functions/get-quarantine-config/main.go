@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/uploadapi"
+	"github.com/mainguard/mainguard/shared/wiring/uploadendpoints"
 )
 
-func main() { lambdafn.Main("get-quarantine-config", uploadapi.Group) }
+func main() { lambdafn.Main("get-quarantine-config", uploadendpoints.Group) }

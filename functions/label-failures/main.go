@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/testsapi"
+	"github.com/mainguard/mainguard/shared/wiring/testendpoints"
 )
 
-func main() { lambdafn.Main("label-failures", testsapi.Group) }
+func main() { lambdafn.Main("label-failures", testendpoints.Group) }

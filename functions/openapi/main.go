@@ -2,14 +2,8 @@
 package main
 
 import (
-	"context"
-
-	"github.com/mainguard/mainguard/docs"
 	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/wiring"
 )
 
-func main() {
-	lambdafn.Main("openapi", func(context.Context, *lambdafn.Base) (lambdafn.Handlers, error) {
-		return lambdafn.Handlers{"openapi": docs.Handler()}, nil
-	})
-}
+func main() { lambdafn.Main("openapi", wiring.OpenAPI) }

@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/scheduler"
+	"github.com/mainguard/mainguard/shared/wiring/tick"
 )
 
-func main() { lambdafn.EventMain(scheduler.Function) }
+func main() { lambdafn.EventMain(tick.Function) }

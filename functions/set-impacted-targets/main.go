@@ -3,7 +3,7 @@ package main
 
 import (
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/queueapi"
+	"github.com/mainguard/mainguard/shared/wiring/queueendpoints"
 )
 
-func main() { lambdafn.Main("set-impacted-targets", queueapi.Group) }
+func main() { lambdafn.Main("set-impacted-targets", queueendpoints.Group) }

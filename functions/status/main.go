@@ -3,6 +3,7 @@ package main
 
 import (
 	"github.com/mainguard/mainguard/shared/lambdafn"
+	"github.com/mainguard/mainguard/shared/wiring"
 )
 
-func main() { lambdafn.Main("status", lambdafn.Status) }
+func main() { lambdafn.Main("status", wiring.Status) }

@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/web"
+	"github.com/mainguard/mainguard/shared/wiring/webapp"
 )
 
-func main() { lambdafn.WebMain(web.Function) }
+func main() { lambdafn.WebMain(webapp.Handler) }

@@ -81,11 +81,6 @@ var layers = map[layer][]string{
 		"shared/queuemetrics/promtooltest", "shared/dynamolocal"},
 }
 
-// arrivesWithWiring are names of the layers no package of this tree has
-// yet: the wiring branch adds them. Removed by the wiring branch's merge:
-// delete this list once shared/wiring exists.
-var arrivesWithWiring = []string{"shared/wiring", "shared/wiring/..."}
-
 // allowed are the layers a layer's packages may import, their own
 // included where they may import one another. Surface is not in its own
 // list: endpoint groups meet only in the composition.
@@ -98,19 +93,6 @@ var allowed = map[layer][]layer{
 	composition: {foundation, domain, transport, services, surface, composition},
 	commands:    {foundation, domain, transport, services, surface, composition, commands, support},
 	support:     {foundation, domain, transport, services, surface, composition, commands, support},
-}
-
-// removedByWiringBranch are the known violations of this tree, each an
-// "importer -> imported" arrow: the scheduler (a service) builds itself
-// from lambdafn.Base and the endpoint groups take it to build themselves.
-// Removed by the wiring branch: delete this list when it is merged.
-var removedByWiringBranch = []string{
-	"shared/scheduler -> shared/lambdafn",
-	"shared/testsapi -> shared/lambdafn",
-	"shared/uploadapi -> shared/lambdafn",
-	"shared/queueapi -> shared/lambdafn",
-	"shared/metricsapi -> shared/lambdafn",
-	"shared/web -> shared/lambdafn",
 }
 
 // healthSide and queueSide are the two product domains, from the domain
@@ -192,9 +174,8 @@ func listed(t *testing.T) []pkg {
 	return pkgs
 }
 
-// violations are the broken rules among pkgs, one sentence each; known
-// are "importer -> imported" arrows (module-relative) not reported.
-func violations(pkgs []pkg, known []string) []string {
+// violations are the broken rules among pkgs, one sentence each.
+func violations(pkgs []pkg) []string {
 	var out []string
 	for _, p := range pkgs {
 		rel := strings.TrimPrefix(p.ImportPath, module)
@@ -205,7 +186,7 @@ func violations(pkgs []pkg, known []string) []string {
 		}
 		for _, d := range p.Imports {
 			dl := layerOf(d)
-			if dl == "" || slices.Contains(known, rel+" -> "+strings.TrimPrefix(d, module)) {
+			if dl == "" {
 				continue // not ours, or unclassified (reported as its own package)
 			}
 			if !slices.Contains(allowed[l], dl) {
@@ -230,7 +211,7 @@ func violations(pkgs []pkg, known []string) []string {
 
 func TestImportRules(t *testing.T) {
 	pkgs := listed(t)
-	for _, v := range violations(pkgs, removedByWiringBranch) {
+	for _, v := range violations(pkgs) {
 		t.Error(v)
 	}
 	// The lists name packages that exist, each once: a rename must update
@@ -240,7 +221,7 @@ func TestImportRules(t *testing.T) {
 		named = append(named, list...)
 	}
 	for _, p := range append(named, append(healthSide, queueSide...)...) {
-		if !slices.Contains(arrivesWithWiring, p) && !slices.ContainsFunc(pkgs, func(q pkg) bool { return matches(q.ImportPath, []string{p}) }) {
+		if !slices.ContainsFunc(pkgs, func(q pkg) bool { return matches(q.ImportPath, []string{p}) }) {
 			t.Errorf("the rules name %s, which is no package of the module", p)
 		}
 	}
@@ -248,15 +229,6 @@ func TestImportRules(t *testing.T) {
 	for i := 1; i < len(named); i++ {
 		if named[i] == named[i-1] {
 			t.Errorf("two layers name %s", named[i])
-		}
-	}
-	// A known violation that is gone must leave the list, so that it
-	// cannot come back unnoticed.
-	for _, k := range removedByWiringBranch {
-		from, to, _ := strings.Cut(k, " -> ")
-		i := slices.IndexFunc(pkgs, func(q pkg) bool { return q.ImportPath == module+from })
-		if i < 0 || !slices.Contains(pkgs[i].Imports, module+to) {
-			t.Errorf("removedByWiringBranch lists %s, which the tree no longer has: delete it", k)
 		}
 	}
 }
@@ -269,8 +241,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 	got := violations([]pkg{
 		// api held *store.Store in its limiters and CachedAuth.
 		{ImportPath: m("shared/api"), Imports: []string{m("shared/errs"), m("shared/store"), m("shared/store/billing")}},
-		// The scheduler, a service, built itself from lambdafn.Base (here
-		// not known: the allow-list is the test's argument).
+		// The scheduler, a service, built itself from lambdafn.Base.
 		{ImportPath: m("shared/scheduler"), Imports: []string{m("shared/healthsvc"), m("shared/lambdafn")}},
 		// web imported queueapi for EnterpriseHost.
 		{ImportPath: m("shared/web"), Imports: []string{m("shared/api"), m("shared/queuesvc"), m("shared/queueapi")}},
@@ -291,12 +262,12 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{ImportPath: m("shared/utils")},
 		// What is allowed: the composition on the surface, the surface on
 		// the transport and the services, a command on a stand-in, the
-		// queue on test health, a known arrow.
+		// queue on test health.
 		{ImportPath: m("shared/app"), Imports: []string{m("shared/queueapi"), m("shared/web"), m("shared/lambdafn")}},
-		{ImportPath: m("shared/queueapi"), Imports: []string{m("shared/api"), m("shared/queuesvc"), m("shared/store"), m("shared/lambdafn")}},
+		{ImportPath: m("shared/queueapi"), Imports: []string{m("shared/api"), m("shared/queuesvc"), m("shared/store")}},
 		{ImportPath: m("cmd/mainguard"), Imports: []string{m("shared/github/githubsim"), m("shared/app")}},
 		{ImportPath: m("shared/queuesvc"), Imports: []string{m("shared/testhealth")}},
-	}, []string{"shared/queueapi -> shared/lambdafn"})
+	})
 	want := []string{
 		"transport package shared/api imports the services package shared/store",
 		"services package shared/scheduler imports the composition package shared/lambdafn",

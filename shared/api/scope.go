@@ -9,7 +9,7 @@ import (
 )
 
 // Scope names what a token may do. Every route declares the one it needs
-// (lambdafn.Routes): a token may call it when it holds that scope or
+// (Routes): a token may call it when it holds that scope or
 // admin.
 type Scope string
 

@@ -2,35 +2,42 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/mainguard/mainguard/docs"
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/healthsvc"
-	"github.com/mainguard/mainguard/shared/healthview"
-	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/metricsapi"
 	"github.com/mainguard/mainguard/shared/queueapi"
 	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/scheduler"
 	"github.com/mainguard/mainguard/shared/store"
-	"github.com/mainguard/mainguard/shared/testsapi"
 	"github.com/mainguard/mainguard/shared/uploadapi"
 	"github.com/mainguard/mainguard/shared/web"
 	"github.com/mainguard/mainguard/shared/webhooks"
+	"github.com/mainguard/mainguard/shared/wiring"
+	"github.com/mainguard/mainguard/shared/wiring/delivery"
+	"github.com/mainguard/mainguard/shared/wiring/health"
+	"github.com/mainguard/mainguard/shared/wiring/metricendpoints"
+	"github.com/mainguard/mainguard/shared/wiring/queueendpoints"
+	"github.com/mainguard/mainguard/shared/wiring/queues"
+	"github.com/mainguard/mainguard/shared/wiring/testendpoints"
+	"github.com/mainguard/mainguard/shared/wiring/tick"
+	"github.com/mainguard/mainguard/shared/wiring/uploadendpoints"
+	"github.com/mainguard/mainguard/shared/wiring/webapp"
 )
 
 // App is the whole service in one process: every endpoint group and every
-// event handler, built from one lambdafn.Base exactly as each function
-// builds its own.
+// event handler, built on one wiring.Base by the builders each function's
+// main calls for its own (Groups, and the event functions' builders), so
+// the parts they share are one: one test-health service, one merge queue.
 type App struct {
-	*lambdafn.Base
+	*wiring.Base
 
 	// Health ingests uploads and keeps test health current.
 	Health *healthsvc.Service
@@ -53,7 +60,7 @@ type App struct {
 	// Web is the web app, on the same driver and health service.
 	Web *web.Web
 
-	handlers lambdafn.Handlers
+	handlers api.Handlers
 	local    []api.Endpoint // endpoints of the local server alone
 }
 
@@ -69,7 +76,7 @@ type Options struct {
 	GitHub  queuesvc.GitHub
 	NewUUID func() string
 	// AWS is the SDK configuration for the bundle bucket outside Lambda
-	// (the administration program's --aws); nil: lambdafn.AWSConfig.
+	// (the administration program's --aws); nil: wiring.AWSConfig.
 	AWS *aws.Config
 	// Deployed says the App works on a deployment's table from outside
 	// (the administration program's --aws): the endpoints it adds are
@@ -78,55 +85,45 @@ type Options struct {
 	Deployed bool
 }
 
-// New builds the service.
+// Groups are the endpoint groups, each the builder its functions' mains
+// hand lambdafn.Main: together they serve every route.
+var Groups = []wiring.Group{
+	wiring.Status, wiring.OpenAPI, testendpoints.Group, uploadendpoints.Group,
+	queueendpoints.Group, metricendpoints.Group,
+}
+
+// New builds the service: the local parts (keys in the table, the bundle
+// folder, commands folded as they are recorded) and then every part by
+// the builders the functions use.
 func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
-	b, err := lambdafn.NewBase(cfg, lambdafn.Options{DB: opt.DB, Log: opt.Log, Now: opt.Now, NewID: opt.NewID, KeysInTable: true})
+	b, err := wiring.NewBase(cfg, wiring.Options{
+		DB: opt.DB, Log: opt.Log, Now: opt.Now, NewID: opt.NewID, KeysInTable: true,
+		AWS: opt.AWS, LoopbackWebhooks: !opt.Deployed,
+	})
 	if err != nil {
 		return nil, err
 	}
-	a := &App{Base: b, handlers: lambdafn.Handlers{}}
-	if err := a.bundles(opt.AWS); err != nil {
+	a := &App{Base: b, handlers: api.Handlers{}}
+	if err := a.provide(opt); err != nil {
 		return nil, err
 	}
-	a.Health = healthsvc.New(b.Store, a.Bundles, healthview.Viewer{PublicAppURL: cfg.PublicAppURL}, b.Now, b.NewID, b.Log)
-	a.Guard = webhooks.Guard{AllowLoopback: !opt.Deployed, AllowPrivate: cfg.WebhookInternalNetworks}
-	a.Webhooks = webhooks.NewDeliverer(b.Store, b.Now, b.Log, a.Guard)
-	mq, err := queueapi.New(queueapi.Setup{Config: b.Config, Store: b.Store, Now: b.Now, NewID: opt.NewUUID, Log: b.Log, GitHub: opt.GitHub})
-	if err != nil {
+	if err := a.build(); err != nil {
 		return nil, err
-	}
-	a.MergeQueue = mq
-	// The check runs go through the queue's GitHub client, when there is one.
-	if c, ok := mq.Driver.GitHub.(healthsvc.CheckRuns); ok {
-		a.Health.Checks = healthsvc.NewChecks(c, config.EnterpriseHost(cfg.GitHubAPIURL))
 	}
 	// Commands are folded before their answer by default, which keeps the
 	// answers of tests deterministic; mainguard serve folds in the
 	// background (queuesvc.Background), deployed the table's stream does.
-	mq.Driver.AfterRecord = mq.Driver.FoldNow
-	if a.Web, err = web.New(web.Setup{Base: b, Queues: mq.Driver, Health: a.Health}); err != nil {
-		return nil, err
-	}
-	a.Scheduler = &scheduler.Scheduler{Health: a.Health, Queues: mq.Driver, Webhooks: a.Webhooks, Log: b.Log}
-
-	groups := []lambdafn.Handlers{
-		{"openapi": docs.Handler()},
-		(&uploadapi.Handlers{Store: b.Store, Now: b.Now, Uploads: a.Uploads}).Endpoints(),
-		mq.Endpoints(),
-	}
-	for _, g := range []lambdafn.Group{lambdafn.Status, testsapi.Group, metricsapi.Group} {
+	a.MergeQueue.Driver.AfterRecord = a.MergeQueue.Driver.FoldNow
+	for _, g := range Groups {
 		h, err := g(ctx, b)
 		if err != nil {
 			return nil, err
 		}
-		groups = append(groups, h)
-	}
-	for _, g := range groups {
-		for name, h := range g {
+		for name, h := range h {
 			a.handlers[name] = h
 		}
 	}
-	for _, r := range lambdafn.Routes {
+	for _, r := range api.Routes {
 		if a.handlers[r.Name] == nil {
 			return nil, fmt.Errorf("no handler for the route of %q", r.Name)
 		}
@@ -134,41 +131,64 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 	return a, nil
 }
 
-// bundles chooses where bundles go: the S3 bucket when one is configured,
-// else the local folder behind the local server's signed PUT.
-func (a *App) bundles(awsCfg *aws.Config) error {
+// provide sets the parts the local server has instead of a deployment's
+// (and tests' stand-ins), before anything is built.
+func (a *App) provide(opt Options) error {
+	var err error
+	if opt.GitHub != nil {
+		err = queues.UseGitHub(a.Base, opt.GitHub)
+	}
+	if opt.NewUUID != nil {
+		err = errors.Join(err, queues.UseIDs(a.Base, opt.NewUUID))
+	}
 	if a.Config.BundleBucket == "" {
-		a.Bundles = blobs.Dir{Root: a.Config.BundleDir}
-		local := &uploadapi.LocalUploads{
-			BaseURL: a.Config.PublicAPIURL, Secret: a.Secret(config.SecretUploadURL),
-			Dir: blobs.Dir{Root: a.Config.BundleDir}, Now: a.Now,
-			Ingest: func(ctx context.Context, org, id string) error { return a.Health.Ingest(ctx, org, id) },
-			Refuse: func(ctx context.Context, org, id, reason string) error { return a.Health.Refuse(ctx, org, id, reason) },
-		}
-		a.Uploads = local
-		// Not a Lambda function: as deployed, S3 takes these requests and
-		// streams them, so the local server does too.
-		a.local = append(a.local, api.Endpoint{Name: "put-bundle", Method: http.MethodPut, Path: uploadapi.PutPath, Public: true, LocalOnly: true,
-			MaxBody: uploadapi.MaxBundle, Handler: local.Put()})
-		return nil
+		err = errors.Join(err, a.localBundles())
 	}
-	if awsCfg == nil {
-		c, err := lambdafn.AWSConfig(a.Config.Region, a.Config.S3Endpoint)
-		if err != nil {
-			return err
-		}
-		awsCfg = &c
+	return err
+}
+
+// build builds every part by its builder: the event functions' handlers
+// are these parts' (EventFunction).
+func (a *App) build() error {
+	var err, e error
+	a.Health, e = health.Ingesting(a.Base)
+	err = errors.Join(err, e)
+	a.Bundles, e = wiring.Bundles(a.Base)
+	err = errors.Join(err, e)
+	a.Uploads, e = uploadendpoints.Uploads(a.Base)
+	err = errors.Join(err, e)
+	a.Guard = delivery.Guard(a.Base)
+	a.Webhooks, e = delivery.Deliverer(a.Base)
+	err = errors.Join(err, e)
+	a.MergeQueue, e = queueendpoints.Handlers(a.Base)
+	err = errors.Join(err, e)
+	a.Web, e = webapp.Web(a.Base)
+	err = errors.Join(err, e)
+	a.Scheduler, e = tick.Scheduler(a.Base)
+	return errors.Join(err, e)
+}
+
+// localBundles has uploads PUT to the local server, into the bundle
+// folder (wiring.Bundles without a bucket), and ingested at once.
+func (a *App) localBundles() error {
+	local := &uploadapi.LocalUploads{
+		BaseURL: a.Config.PublicAPIURL, Secret: a.Secret(config.SecretUploadURL),
+		Dir: blobs.Dir{Root: a.Config.BundleDir}, Now: a.Now,
+		Ingest: func(ctx context.Context, org, id string) error { return a.Health.Ingest(ctx, org, id) },
+		Refuse: func(ctx context.Context, org, id, reason string) error { return a.Health.Refuse(ctx, org, id, reason) },
 	}
-	b := blobs.NewS3(*awsCfg, a.Config.BundleBucket, a.Config.S3Endpoint)
-	a.Bundles, a.Uploads = b, b
-	return nil
+	// Not a Lambda function: as deployed, S3 takes these requests and
+	// streams them, so the local server does too.
+	a.local = append(a.local, api.Endpoint{Name: "put-bundle", Method: http.MethodPut, Path: uploadapi.PutPath, Public: true, LocalOnly: true,
+		MaxBody: uploadapi.MaxBundle, Handler: local.Put()})
+	return uploadendpoints.UseUploads(a.Base, local)
 }
 
 // Endpoints lists every endpoint, in the order of the route table, then
 // those of the local server alone.
 func (a *App) Endpoints() []api.Endpoint {
 	var out []api.Endpoint
-	for _, r := range lambdafn.Routes {
+	for _, r := range api.Routes {
 		out = append(out, r.Endpoint(a.handlers[r.Name]))
 	}
 	return append(out, a.local...)

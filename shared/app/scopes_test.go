@@ -10,7 +10,6 @@ import (
 
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/config"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 )
 
 // TestUploadTokenOnlyUploads is the review's probe: a token made for CI
@@ -24,7 +23,7 @@ func TestUploadTokenOnlyUploads(t *testing.T) {
 		"orgUrlSlug": "acme", "targetBranch": "main", "clientVersion": "0.10.2", "remoteUrls": []string{},
 		"test_ids": []string{"06cb6db5-f807-5198-b072-af67a0636f8a"}}
 	n := 0
-	for _, r := range lambdafn.Routes {
+	for _, r := range api.Routes {
 		if r.Public {
 			continue
 		}
@@ -86,7 +85,7 @@ func TestAPIDocListsScopes(t *testing.T) {
 			}
 		}
 	}
-	for _, r := range lambdafn.Routes {
+	for _, r := range api.Routes {
 		if r.Public {
 			continue
 		}

@@ -20,7 +20,6 @@ import (
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/app"
 	"github.com/mainguard/mainguard/shared/config"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/store/storetest"
 )
@@ -517,7 +516,7 @@ func checkTemplate(tpl *cloudformation.Template, folders []string, endpoints []a
 		checkSecrets(id, folder, fn, env, add)
 		checkLogGroup(tpl, id, add)
 
-		if kind, ok := lambdafn.EventFunctions[folder]; ok {
+		if kind, ok := api.EventFunctions[folder]; ok {
 			var kinds []string
 			for _, name := range sortedKeys(fn.Events) {
 				kinds = append(kinds, fn.Events[name].Type)
@@ -550,7 +549,7 @@ func checkTemplate(tpl *cloudformation.Template, folders []string, endpoints []a
 			if deref(r.ApiId) != httpApiID {
 				add("%s: route ApiId %q, want !Ref %s", id, deref(r.ApiId), httpApiID)
 			}
-			if folder == lambdafn.WebFunction {
+			if folder == api.WebFunction {
 				// The web app takes what no route takes: no Method and no
 				// Path make SAM declare the API's $default route.
 				if method != "" || path != "" {
@@ -573,8 +572,8 @@ func checkTemplate(tpl *cloudformation.Template, folders []string, endpoints []a
 		if _, ok := functions[logicalID(f)]; !ok {
 			add("functions/%s: no AWS::Serverless::Function %s in template.yaml", f, logicalID(f))
 		}
-		_, isEvent := lambdafn.EventFunctions[f]
-		if _, ok := endpointOf[f]; !ok && !isEvent && f != lambdafn.WebFunction {
+		_, isEvent := api.EventFunctions[f]
+		if _, ok := endpointOf[f]; !ok && !isEvent && f != api.WebFunction {
 			add("functions/%s: no endpoint named %q in the route table", f, f)
 		}
 	}

@@ -77,7 +77,7 @@ type Config struct {
 	// SecretsEndpoint (SECRETSMANAGER_ENDPOINT) is a Secrets Manager
 	// stand-in (tests); empty means AWS.
 	SecretsEndpoint string
-	// Secrets reads the secrets by name: set by lambdafn.NewBase, nil in a
+	// Secrets reads the secrets by name: set by wiring.NewBase, nil in a
 	// Config FromEnv returns.
 	Secrets SecretReader
 }

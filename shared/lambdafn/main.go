@@ -1,3 +1,11 @@
+// Package lambdafn starts a Lambda function's process: configuration
+// from the environment, the function's graph built once per copy by its
+// builder (package wiring), and lambda.Start. A bad configuration stops
+// the copy at init with a clear message, before any request.
+//
+// It is apart from wiring because starting a process is not building a
+// graph: the local server and the administration program build the same
+// graphs without a Lambda runtime, so they import wiring and not this.
 package lambdafn
 
 import (
@@ -11,32 +19,12 @@ import (
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
+	"github.com/mainguard/mainguard/shared/wiring"
 )
 
-// Handlers are an endpoint group's handlers, by function name.
-type Handlers map[string]http.Handler
-
-// Group builds an endpoint group from a Base: every package of endpoints
-// has one, which its functions' mains and the local server both call.
-type Group func(ctx context.Context, b *Base) (Handlers, error)
-
-// Serve is the named route's handler of g's handlers behind the middleware.
-func (b *Base) Serve(name string, h Handlers) (http.Handler, error) {
-	r, ok := RouteOf(name)
-	if !ok {
-		return nil, fmt.Errorf("no route for a function named %q", name)
-	}
-	handler, ok := h[name]
-	if !ok {
-		return nil, fmt.Errorf("the endpoint group has no handler for %q", name)
-	}
-	return b.Server.Wrap(r.Endpoint(handler)), nil
-}
-
-// Main runs the named HTTP function: configuration from the environment,
-// its group built once per copy, and lambda.Start. A bad configuration
-// stops the copy at init with a clear message, before any request.
-func Main(name string, g Group) {
+// Main runs the named HTTP function, whose handler is g's of that name
+// behind the middleware.
+func Main(name string, g wiring.Group) {
 	ctx := context.Background()
 	b := mustBase()
 	h, err := g(ctx, b)
@@ -46,9 +34,9 @@ func Main(name string, g Group) {
 	lambda.Start(api.Lambda(handler))
 }
 
-// WebMain runs the web app's function: its handler, built once per copy
-// by build, behind the middleware (WebHandler).
-func WebMain(build func(ctx context.Context, b *Base) (http.Handler, error)) {
+// WebMain runs the web app's function: its handler, built by build,
+// behind the middleware (wiring.Base.WebHandler).
+func WebMain(build func(ctx context.Context, b *wiring.Base) (http.Handler, error)) {
 	ctx := context.Background()
 	b := mustBase()
 	h, err := build(ctx, b)
@@ -56,26 +44,19 @@ func WebMain(build func(ctx context.Context, b *Base) (http.Handler, error)) {
 	lambda.Start(api.Lambda(b.WebHandler(h)))
 }
 
-// WebHandler is the web app's handler h behind the middleware every
-// request passes: a public endpoint of any method and path, since the app
-// checks its own sessions, methods and forms.
-func (b *Base) WebHandler(h http.Handler) http.Handler {
-	return b.Server.Wrap(api.Endpoint{Name: WebFunction, Path: "/", Public: true, Handler: h})
-}
-
 // EventMain runs an event-driven function: build makes its handler (any
-// signature lambda.Start takes) from a Base.
-func EventMain[H any](build func(ctx context.Context, b *Base) (H, error)) {
+// signature lambda.Start takes).
+func EventMain[H any](build func(ctx context.Context, b *wiring.Base) (H, error)) {
 	ctx := context.Background()
 	h, err := build(ctx, mustBase())
 	exitOn(err)
 	lambda.Start(h)
 }
 
-func mustBase() *Base {
+func mustBase() *wiring.Base {
 	cfg, err := config.FromEnv(os.Getenv)
 	exitOn(err)
-	b, err := NewBase(cfg, Options{})
+	b, err := wiring.NewBase(cfg, wiring.Options{})
 	exitOn(err)
 	return b
 }

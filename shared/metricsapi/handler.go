@@ -10,7 +10,6 @@ import (
 
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/queuemetrics"
 	"github.com/mainguard/mainguard/shared/repository"
@@ -39,9 +38,9 @@ type Handler struct {
 	Parallel int
 }
 
-// Group is the metrics endpoint of a function or the local server.
-func Group(_ context.Context, b *lambdafn.Base) (lambdafn.Handlers, error) {
-	return lambdafn.Handlers{"get-merge-queue-metrics": &Handler{Store: b.Store, Now: b.Now}}, nil
+// Endpoints is the metrics endpoint, by function name.
+func (h *Handler) Endpoints() api.Handlers {
+	return api.Handlers{"get-merge-queue-metrics": h}
 }
 
 // ServeHTTP answers the metrics of the caller's organization: query repo

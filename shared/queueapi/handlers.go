@@ -15,7 +15,6 @@ import (
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/config"
 	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/repository"
@@ -48,9 +47,9 @@ func (h *Handlers) enums(ctx context.Context) enums {
 }
 
 // Endpoints are the merge-queue endpoints and GitHub's webhook, by
-// function name (their routes are lambdafn.Routes).
-func (h *Handlers) Endpoints() lambdafn.Handlers {
-	return lambdafn.Handlers{
+// function name (their routes are api.Routes).
+func (h *Handlers) Endpoints() api.Handlers {
+	return api.Handlers{
 		"create-queue":                    h.CreateQueue(),
 		"get-queue":                       h.GetQueue(),
 		"update-queue":                    h.UpdateQueue(),

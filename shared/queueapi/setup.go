@@ -1,36 +1,18 @@
 package queueapi
 
 import (
-	"context"
-
 	"github.com/mainguard/mainguard/shared/config"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/queuesvc"
+	"github.com/mainguard/mainguard/shared/store"
 )
 
-// Setup is what New builds the merge queue from: its driver's setup.
-type Setup = queuesvc.Setup
-
-// New builds the handlers and their service (queuesvc.New).
-func New(s Setup) (*Handlers, error) {
-	d, err := queuesvc.New(s)
-	if err != nil {
-		return nil, err
-	}
+// New is the merge-queue endpoints on the table st and the service d,
+// spelled and checked as cfg says.
+func New(st *store.Store, d *queuesvc.Service, cfg config.Config) *Handlers {
 	return &Handlers{
-		Store: s.Store, Driver: d, Now: d.Now, NewID: d.NewID,
-		LowerEnums:     s.Config.EnumCase == "lower",
-		EnterpriseHost: config.EnterpriseHost(s.Config.GitHubAPIURL),
-		Secrets:        s.Config.Secrets,
-	}, nil
-}
-
-// Group is the merge-queue endpoint group of a function or the local
-// server.
-func Group(_ context.Context, b *lambdafn.Base) (lambdafn.Handlers, error) {
-	h, err := New(Setup{Config: b.Config, Store: b.Store, Now: b.Now, Log: b.Log})
-	if err != nil {
-		return nil, err
+		Store: st, Driver: d, Now: d.Now, NewID: d.NewID,
+		LowerEnums:     cfg.EnumCase == "lower",
+		EnterpriseHost: config.EnterpriseHost(cfg.GitHubAPIURL),
+		Secrets:        cfg.Secrets,
 	}
-	return h.Endpoints(), nil
 }

@@ -1,5 +1,6 @@
-// Package scheduler is the scheduled function's work, which the local
-// server's ticker does too: test health's time-based reclassification, a
+// Package scheduler is the scheduled function's work, a service like the
+// others (its builder is wiring/tick's), which the local server's ticker
+// does too: test health's time-based reclassification, a
 // step of every merge queue, and webhook delivery for every organization.
 package scheduler
 
@@ -8,10 +9,7 @@ import (
 	"errors"
 	"log/slog"
 
-	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/healthsvc"
-	"github.com/mainguard/mainguard/shared/healthview"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/webhooks"
 )
@@ -29,6 +27,11 @@ type Scheduler struct {
 	Queues   *queuesvc.Service
 	Webhooks *webhooks.Deliverer
 	Log      *slog.Logger
+}
+
+// New is the scheduler of these services.
+func New(health *healthsvc.Service, queues *queuesvc.Service, deliverer *webhooks.Deliverer, log *slog.Logger) *Scheduler {
+	return &Scheduler{Health: health, Queues: queues, Webhooks: deliverer, Log: log}
 }
 
 // Tick is one run: unfinished uploads, reclassification, then the merge queues, then
@@ -54,29 +57,4 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 		err = errors.Join(err, qerr)
 	}
 	return errors.Join(err, s.Webhooks.DeliverAll(ctx))
-}
-
-// Function is the scheduler function's handler, built from its base.
-func Function(_ context.Context, b *lambdafn.Base) (func(context.Context) error, error) {
-	d, err := queuesvc.New(queuesvc.Setup{Config: b.Config, Store: b.Store, Now: b.Now, Log: b.Log})
-	if err != nil {
-		return nil, err
-	}
-	// The bundle bucket, to announce again the bundles of uploads whose
-	// ingest never finished (the ingest function then resumes them).
-	var bundles blobs.Store
-	if b.Config.BundleBucket != "" {
-		awsCfg, err := lambdafn.AWSConfig(b.Config.Region, b.Config.S3Endpoint)
-		if err != nil {
-			return nil, err
-		}
-		bundles = blobs.NewS3(awsCfg, b.Config.BundleBucket, b.Config.S3Endpoint)
-	}
-	s := &Scheduler{
-		Health:   healthsvc.New(b.Store, bundles, healthview.Viewer{PublicAppURL: b.Config.PublicAppURL}, b.Now, b.NewID, b.Log),
-		Queues:   d,
-		Webhooks: webhooks.NewDeliverer(b.Store, b.Now, b.Log, webhooks.Guard{AllowPrivate: b.Config.WebhookInternalNetworks}),
-		Log:      b.Log,
-	}
-	return s.Tick, nil
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/healthsvc"
 	"github.com/mainguard/mainguard/shared/healthview"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
@@ -29,27 +28,25 @@ type Handlers struct {
 	Health *healthsvc.Service
 }
 
-// New builds the handlers from a function's base.
-func New(b *lambdafn.Base) *Handlers {
-	v := healthview.Viewer{PublicAppURL: b.Config.PublicAppURL}
+// New is the handlers on the test-health service h, whose page tokens are
+// signed with the deployment's page-token secret.
+func New(h *healthsvc.Service, secrets config.SecretReader) *Handlers {
 	return &Handlers{
-		Store: b.Store, Now: b.Now, NewID: b.NewID, Viewer: v,
-		Secret: b.Secret(config.SecretPageToken),
-		Health: healthsvc.New(b.Store, nil, v, b.Now, b.NewID, b.Log),
+		Store: h.Store, Now: h.Now, NewID: h.NewID, Viewer: h.Viewer, Health: h,
+		Secret: func(ctx context.Context) ([]byte, error) { return secrets.Secret(ctx, config.SecretPageToken) },
 	}
 }
 
-// Group is the test endpoint group of a function or the local server.
-func Group(_ context.Context, b *lambdafn.Base) (lambdafn.Handlers, error) {
-	h := New(b)
-	return lambdafn.Handlers{
+// Endpoints are the test endpoints, by function name.
+func (h *Handlers) Endpoints() api.Handlers {
+	return api.Handlers{
 		"get-test-details":         h.GetTestDetails(),
 		"link-ticket-to-test-case": h.LinkTicket(),
 		"list-quarantined-tests":   h.ListQuarantined(),
 		"list-unhealthy-tests":     h.ListUnhealthy(),
 		"list-failing-tests":       h.ListFailing(),
 		"label-failures":           h.LabelFailures(),
-	}, nil
+	}
 }
 
 type getTestDetailsRequest struct {

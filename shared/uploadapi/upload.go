@@ -18,7 +18,6 @@ import (
 	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/blobs"
 	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
 	"github.com/mainguard/mainguard/shared/testhealth"
@@ -34,22 +33,11 @@ type Handlers struct {
 }
 
 // Endpoints are the uploader's endpoints, by function name.
-func (h *Handlers) Endpoints() lambdafn.Handlers {
-	return lambdafn.Handlers{
+func (h *Handlers) Endpoints() api.Handlers {
+	return api.Handlers{
 		"get-quarantine-config": h.GetQuarantineConfig(),
 		"create-bundle-upload":  h.CreateBundleUpload(),
 	}
-}
-
-// Group is the uploader's endpoint group of a deployed function: upload
-// addresses are the configured S3 bucket's.
-func Group(ctx context.Context, b *lambdafn.Base) (lambdafn.Handlers, error) {
-	awsCfg, err := lambdafn.AWSConfig(b.Config.Region, b.Config.S3Endpoint)
-	if err != nil {
-		return nil, err
-	}
-	bucket := blobs.NewS3(awsCfg, b.Config.BundleBucket, b.Config.S3Endpoint)
-	return (&Handlers{Store: b.Store, Now: b.Now, Uploads: bucket}).Endpoints(), nil
 }
 
 // UploadURLTTL is how long a pre-signed upload address is valid.

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mainguard/mainguard/shared/api"
 	"github.com/mainguard/mainguard/shared/errs"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/mergequeue"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
@@ -306,7 +306,7 @@ func (w *Web) queueAction(rw http.ResponseWriter, r *http.Request, s session) er
 	// Each action needs what the endpoint it stands for needs.
 	endpoint := map[string]string{"pause": "update-queue", "resume": "update-queue", "cancel": "cancel-pull-request", "restart": "restart-tests-on-pull-request", "resubmit": "submit-pull-request"}[action]
 	if endpoint != "" {
-		if err := w.allow(r.Context(), s, k.Repo, lambdafn.ScopeOf(endpoint), actionNames[action]); err != nil {
+		if err := w.allow(r.Context(), s, k.Repo, api.ScopeOf(endpoint), actionNames[action]); err != nil {
 			return err
 		}
 	}

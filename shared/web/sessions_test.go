@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/mainguard/mainguard/internal/testkit/service"
-	"github.com/mainguard/mainguard/shared/lambdafn"
-	"github.com/mainguard/mainguard/shared/web"
+	"github.com/mainguard/mainguard/shared/wiring"
+	"github.com/mainguard/mainguard/shared/wiring/webapp"
 )
 
 // TestSignedOutCookieIsRefused: signing out revokes the session in the
@@ -40,11 +40,11 @@ func TestSignedOutCookieIsRefused(t *testing.T) {
 		t.Errorf("the signed-out cookie: %d to %q, want the sign-in form", a.code, a.location)
 	}
 	// Another copy: its own Base and caches, on the same table.
-	b, err := lambdafn.NewBase(e.App.Config, lambdafn.Options{DB: e.DB, Now: e.Clock.Now, Log: slog.New(slog.DiscardHandler), KeysInTable: true})
+	b, err := wiring.NewBase(e.App.Config, wiring.Options{DB: e.DB, Now: e.Clock.Now, Log: slog.New(slog.DiscardHandler), KeysInTable: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := web.New(web.Setup{Base: b})
+	other, err := webapp.Web(b)
 	if err != nil {
 		t.Fatal(err)
 	}

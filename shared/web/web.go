@@ -17,7 +17,6 @@ import (
 	"github.com/mainguard/mainguard/shared/errs"
 	"github.com/mainguard/mainguard/shared/healthsvc"
 	"github.com/mainguard/mainguard/shared/healthview"
-	"github.com/mainguard/mainguard/shared/lambdafn"
 	"github.com/mainguard/mainguard/shared/queuesvc"
 	"github.com/mainguard/mainguard/shared/store"
 )
@@ -60,49 +59,36 @@ type Web struct {
 
 // Setup is what New builds the app from.
 type Setup struct {
-	Base   *lambdafn.Base
-	Queues *queuesvc.Service  // nil: built from Base
-	Health *healthsvc.Service // nil: built from Base
+	Config config.Config
+	Store  *store.Store
+	Now    func() time.Time
+	Log    *slog.Logger
+	// Auth and SignInFailures are the API's (api.Server's): a session's
+	// token is checked, and failed sign-ins counted, as the API's are.
+	Auth           *api.CachedAuth
+	SignInFailures *api.FailureLimiter
+	Queues         *queuesvc.Service
+	Health         *healthsvc.Service
 }
 
 // New builds the web app.
-func New(s Setup) (*Web, error) {
-	b := s.Base
-	viewer := healthview.Viewer{PublicAppURL: b.Config.PublicAppURL}
-	if s.Queues == nil {
-		d, err := queuesvc.New(queuesvc.Setup{Config: b.Config, Store: b.Store, Now: b.Now, Log: b.Log})
-		if err != nil {
-			return nil, err
-		}
-		s.Queues = d
-	}
-	if s.Health == nil {
-		// No bundles: the app never ingests.
-		s.Health = healthsvc.New(b.Store, nil, viewer, b.Now, b.NewID, b.Log)
-	}
+func New(s Setup) *Web {
+	cfg := s.Config
 	hosts := []string{"github.com"}
-	if h := config.EnterpriseHost(b.Config.GitHubAPIURL); h != "" {
+	if h := config.EnterpriseHost(cfg.GitHubAPIURL); h != "" {
 		hosts = append(hosts, h)
 	}
 	return &Web{
-		Store: b.Store, Queues: s.Queues, Health: s.Health, Viewer: viewer, Now: b.Now, Log: b.Log,
-		Hosts: hosts, GitHubWeb: b.Config.GitHubWebURL, SignInFailures: b.Server.AuthFailures, Auth: b.Auth,
-		GitHub: newGitHubSignIn(b.Config),
+		Store: s.Store, Queues: s.Queues, Health: s.Health, Viewer: healthview.Viewer{PublicAppURL: cfg.PublicAppURL},
+		Now: s.Now, Log: s.Log,
+		Hosts: hosts, GitHubWeb: cfg.GitHubWebURL, SignInFailures: s.SignInFailures, Auth: s.Auth,
+		GitHub: newGitHubSignIn(cfg),
 		sessions: sessions{
-			secret: b.Secret(config.SecretWebSession),
-			secure: strings.HasPrefix(b.Config.PublicAppURL, "https://"),
-			now:    b.Now,
+			secret: func(ctx context.Context) ([]byte, error) { return cfg.Secrets.Secret(ctx, config.SecretWebSession) },
+			secure: strings.HasPrefix(cfg.PublicAppURL, "https://"),
+			now:    s.Now,
 		},
-	}, nil
-}
-
-// Function is the web function's handler (lambdafn.WebMain).
-func Function(_ context.Context, b *lambdafn.Base) (http.Handler, error) {
-	w, err := New(Setup{Base: b})
-	if err != nil {
-		return nil, err
 	}
-	return w.Handler(), nil
 }
 
 // Handler serves every page. Paths under /v1 are the API's: one that

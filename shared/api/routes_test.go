@@ -1,4 +1,4 @@
-package lambdafn
+package api_test
 
 import (
 	"slices"
@@ -13,7 +13,7 @@ import (
 // uploader's endpoints need the upload scope.
 func TestEveryRouteNamesItsScope(t *testing.T) {
 	var upload []string
-	for _, r := range Routes {
+	for _, r := range api.Routes {
 		switch {
 		case r.Public && r.Scope != "":
 			t.Errorf("%s is public (no token), yet names the scope %q", r.Name, r.Scope)

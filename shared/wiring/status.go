@@ -1,4 +1,4 @@
-package lambdafn
+package wiring
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 
 // Status is the status function's group: GET /status answers up while the
 // table answers a read, and 503 "impacted" when it does not.
-func Status(_ context.Context, b *Base) (Handlers, error) {
+func Status(_ context.Context, b *Base) (api.Handlers, error) {
 	type overall struct {
 		Type string `json:"type"`
 	}
 	type body struct {
 		OverallStatus overall `json:"overallStatus"`
 	}
-	return Handlers{"status": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return api.Handlers{"status": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := b.Store.Ping(r.Context()); err != nil {
 			b.Log.WarnContext(r.Context(), "status: table unreachable", "error", err.Error())
 			api.WriteJSON(w, r, http.StatusServiceUnavailable, body{overall{"impacted"}})

@@ -1,17 +1,4 @@
-// Package lambdafn is what every function of the service shares and
-// nothing more: configuration from the environment, the logger, the
-// DynamoDB store, the middleware, the deployment's secrets, the route
-// table, and Main, which starts a function on aws-lambda-go. Each
-// functions/<name>/main.go hands Main the one endpoint group (or event
-// handler) it serves, built from a Base, so a function links and builds
-// only what its endpoint uses. The local server (package app) builds every
-// group from one Base the same way.
-//
-// It imports no endpoint package and no SDK beyond DynamoDB's and Secrets
-// Manager's (whose client is built only when a secret is first read):
-// whatever it imported would be linked into, and initialised by, every
-// function.
-package lambdafn
+package wiring
 
 import (
 	"context"
@@ -32,7 +19,8 @@ import (
 	"github.com/mainguard/mainguard/shared/store/billing"
 )
 
-// Base is what every function builds first, once per copy.
+// Base is what every function builds first, once per copy, and what every
+// builder of this package and its subpackages builds from.
 type Base struct {
 	Config config.Config
 	Log    *slog.Logger
@@ -43,6 +31,9 @@ type Base struct {
 	// tokens and the web app's sessions, cached per copy.
 	Server *api.Server
 	Auth   *api.CachedAuth
+
+	opt   Options
+	parts parts
 }
 
 // Options override what NewBase would otherwise build; zero values mean
@@ -58,11 +49,18 @@ type Options struct {
 	// Secrets Manager. A function never does: deployed, a key it was not
 	// given is unavailable to it.
 	KeysInTable bool
+	// AWS is the SDK configuration of the bundle bucket outside Lambda
+	// (the administration program's --aws); nil: AWSConfig.
+	AWS *aws.Config
+	// LoopbackWebhooks lets webhook endpoints be on loopback: the local
+	// server's own receivers. Deployed, and from the administration
+	// program on a deployment, they may not.
+	LoopbackWebhooks bool
 }
 
 // NewBase builds the Base of cfg.
 func NewBase(cfg config.Config, opt Options) (*Base, error) {
-	b := &Base{Config: cfg, Log: opt.Log, Now: opt.Now, NewID: opt.NewID}
+	b := &Base{Config: cfg, Log: opt.Log, Now: opt.Now, NewID: opt.NewID, opt: opt}
 	if b.Now == nil {
 		b.Now = time.Now
 	}
@@ -96,6 +94,10 @@ func NewBase(cfg config.Config, opt Options) (*Base, error) {
 	}
 	return b, nil
 }
+
+// LoopbackWebhooks says webhook endpoints may be on loopback
+// (Options.LoopbackWebhooks).
+func (b *Base) LoopbackWebhooks() bool { return b.opt.LoopbackWebhooks }
 
 // Secret returns a reader of the named deployment secret (config's
 // Secret* names).

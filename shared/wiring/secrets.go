@@ -1,4 +1,4 @@
-package lambdafn
+package wiring
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func newSecretReader(cfg config.Config, st *store.Store, now func() time.Time, k
 	if cfg.GitHubAppPrivateKey != "" {
 		// As app-setup stores it deployed: github.AppSecret's JSON, spelled
 		// here rather than imported, so that every function (each links
-		// lambdafn) does not link go-github for one struct.
+		// wiring) does not link go-github for one struct.
 		app, _ := json.Marshal(struct {
 			AppID        int64  `json:"app_id"`
 			ClientID     string `json:"client_id,omitempty"`
