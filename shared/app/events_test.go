@@ -250,7 +250,7 @@ func outboxHolds(t *testing.T, h *harness, typ string) bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return slices.ContainsFunc(pending, func(e store.Event) bool { return strings.Contains(e.Payload, `"type":"`+typ+`"`) })
+	return slices.ContainsFunc(pending, func(e store.Event) bool { return e.Type == typ })
 }
 
 // shopQueueWith claims acme/shop for acme and creates its queue with the
