@@ -3,19 +3,30 @@ package testkit
 import (
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 )
 
 // JUnitDir is the folder of real CI reports (testdata/junit at the
-// repository's root, with their sources and licences). It is found from this
-// file's own location, so a test in any package reads the same folder.
+// repository's root, with their sources and licences), found from the
+// working directory upwards: go test runs each package's tests in its own
+// folder, so a test in any package reads the same folder. (Not from this
+// file's own path: the suite builds with -trimpath, which hides it.)
 func JUnitDir() string {
-	_, file, _, ok := runtime.Caller(0)
-	if !ok {
-		panic("testkit: cannot locate its own source file")
+	dir, err := os.Getwd()
+	if err != nil {
+		panic("testkit: " + err.Error())
 	}
-	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "junit")
+	for {
+		junit := filepath.Join(dir, "testdata", "junit")
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return junit
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			panic("testkit: no go.mod above the working directory")
+		}
+		dir = parent
+	}
 }
 
 // JUnit is the content of one report of JUnitDir; a missing one fails tb.

@@ -102,14 +102,15 @@ func TestHistoryReplaysItsQueue(t *testing.T) {
 		prs = append(prs, n)
 		e.ok("submitPullRequest", prq(n, nil), nil)
 	}
+	done := allDone(e, prs...)
 	for range 600 {
-		if allDone(e, prs...)() {
+		if done() {
 			break
 		}
 		ci.run()
 		e.tick()
 	}
-	if !allDone(e, prs...)() {
+	if !done() {
 		t.Fatalf("the queue did not finish: %v", e.states(prs...))
 	}
 

@@ -8,13 +8,16 @@ import (
 )
 
 func allDone(e *env, prs ...int) func() bool {
+	// A finished PR stays finished while the returned func is in use, so
+	// each is asked about until it is: a long scenario polls only what
+	// is still in the queue.
+	open := slices.Clone(prs)
 	return func() bool {
-		for _, s := range e.states(prs...) {
-			if s != "MERGED" && s != "FAILED" && s != "CANCELLED" {
-				return false
-			}
-		}
-		return true
+		open = slices.DeleteFunc(open, func(n int) bool {
+			s := e.pr(n).State
+			return s == "MERGED" || s == "FAILED" || s == "CANCELLED"
+		})
+		return len(open) == 0
 	}
 }
 
