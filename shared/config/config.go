@@ -242,16 +242,20 @@ func GitHubWebURLOf(apiURL string) string {
 	}
 	host := u.Host
 	if strings.TrimSuffix(u.Path, "/") == "" && strings.HasSuffix(strings.ToLower(u.Hostname()), ".ghe.com") {
-		host = strings.TrimPrefix(host, "api.")
+		if len(host) > 4 && strings.EqualFold(host[:4], "api.") {
+			host = host[4:]
+		}
 	}
 	return u.Scheme + "://" + host
 }
 
 // EnterpriseHost is the GitHub Enterprise host GITHUB_API_URL names, ""
-// for github.com's API (or none).
+// for github.com's API (or none): the host of its web address, which is
+// the host a repository's URL (and so a request's repo.host) names; for
+// GHE.com that is acme.ghe.com, not the API's api.acme.ghe.com.
 func EnterpriseHost(apiURL string) string {
-	u, err := url.Parse(apiURL)
-	if err != nil || u.Hostname() == "" || strings.EqualFold(u.Hostname(), "api.github.com") {
+	u, err := url.Parse(GitHubWebURLOf(apiURL))
+	if err != nil || strings.EqualFold(u.Hostname(), "github.com") {
 		return ""
 	}
 	return strings.ToLower(u.Hostname())

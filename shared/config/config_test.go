@@ -44,6 +44,7 @@ func TestGitHubWebURL(t *testing.T) {
 		"https://ghe.acme.example/api/v3":  "https://ghe.acme.example",
 		"https://ghe.acme.example/api/v3/": "https://ghe.acme.example",
 		"https://api.acme.ghe.com":         "https://acme.ghe.com",
+		"https://API.Acme.GHE.com/":        "https://Acme.GHE.com",
 		"http://127.0.0.1:8081":            "http://127.0.0.1:8081",
 	} {
 		if got := GitHubWebURLOf(api); got != want {
@@ -74,6 +75,8 @@ func TestEnterpriseHost(t *testing.T) {
 		"https://API.GitHub.com/":         "",
 		"https://GHE.acme.example/api/v3": "ghe.acme.example",
 		"http://127.0.0.1:8081":           "127.0.0.1",
+		"https://api.acme.ghe.com":        "acme.ghe.com",
+		"https://API.Acme.GHE.com/":       "acme.ghe.com",
 	} {
 		if got := EnterpriseHost(api); got != want {
 			t.Errorf("EnterpriseHost(%q) = %q, want %q", api, got, want)
