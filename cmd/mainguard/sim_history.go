@@ -66,7 +66,8 @@ func replayRow(w io.Writer, name string, r queuesim.Result) {
 // recommend replays the history under the queue's own settings, the
 // autopilot and every fixed setting within the autopilot's bounds
 // (ap: the queue's own, or those given, or the defaults), and says which
-// would have merged the most per hour.
+// would have merged the most per hour. The baseline is what the queue
+// ran: the autopilot when its own settings turn it on.
 func recommend(w io.Writer, replay queuesim.Replay, actual queuesim.Actual, own mergequeue.QueuePatch, ap mergequeue.AutopilotPatch, seed uint64) error {
 	q := mergequeue.DefaultQueue(repository.Ref{}, "main")
 	if ap.AutopilotMaxConcurrency != nil {
@@ -88,22 +89,34 @@ func recommend(w io.Writer, replay queuesim.Replay, actual queuesim.Actual, own 
 	best := h.Fixed[h.BestOverall]
 	fmt.Fprintf(w, "\nthe same history under other settings (%d fixed settings within the autopilot's bounds, concurrency ≤ %d, batch size ≤ %d):\n\n",
 		len(h.Fixed), q.AutopilotMaxConcurrency, q.AutopilotMaxBatch)
+	ranAutopilot := own.Autopilot != nil && *own.Autopilot
+	base, offRow, apRow := h.Default, "the queue's own settings", "autopilot"
+	if ranAutopilot {
+		base, offRow, apRow = h.Autopilot, "autopilot off", "the queue's own settings (autopilot)"
+	}
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "\tmerged\tfailed\tmerges/h\tp50\tp90\tCI runs/merge\t")
-	replayRow(tw, "the queue's own settings", h.Default)
-	replayRow(tw, "autopilot", h.Autopilot)
+	replayRow(tw, offRow, h.Default)
+	replayRow(tw, apRow, h.Autopilot)
 	replayRow(tw, fmt.Sprintf("best fixed: concurrency %d, %s", best.Concurrency, batchWords(best.Batch)), best.Result)
 	_ = tw.Flush()
-	base := h.Default.MergesPerHour
-	switch gainAP, gainBest := h.Autopilot.MergesPerHour/base-1, best.Result.MergesPerHour/base-1; {
+	gain := func(r queuesim.Result) float64 { return r.MergesPerHour/base.MergesPerHour - 1 }
+	gainBest := gain(best.Result)
+	fixedWords := fmt.Sprintf("concurrency %d with %s", best.Concurrency, batchWords(best.Batch))
+	if ranAutopilot {
+		fixedWords = "turn the autopilot off (updateQueue autopilot: false), " + fixedWords
+	}
+	switch gainAP := gain(h.Autopilot); {
+	case ranAutopilot && gainBest < 0.02:
+		fmt.Fprintf(w, "\nrecommendation: keep the autopilot on; no fixed setting tried merges 2%% more per hour.\n")
 	case max(gainAP, gainBest) < 0.02:
 		fmt.Fprintf(w, "\nrecommendation: keep the queue's settings; no setting tried merges 2%% more per hour.\n")
 	case gainBest >= gainAP:
-		fmt.Fprintf(w, "\nrecommendation: concurrency %d with %s: %+.0f%% merges per hour (%.2f against %.2f), %.2f CI runs per merge (%.2f).\n",
-			best.Concurrency, batchWords(best.Batch), 100*gainBest, best.Result.MergesPerHour, base, best.Result.RunsPerMerge, h.Default.RunsPerMerge)
+		fmt.Fprintf(w, "\nrecommendation: %s: %+.0f%% merges per hour (%.2f against %.2f), %.2f CI runs per merge (%.2f).\n",
+			fixedWords, 100*gainBest, best.Result.MergesPerHour, base.MergesPerHour, best.Result.RunsPerMerge, base.RunsPerMerge)
 	default:
 		fmt.Fprintf(w, "\nrecommendation: turn the autopilot on (updateQueue autopilot: true): %+.0f%% merges per hour (%.2f against %.2f), %.2f CI runs per merge (%.2f).\n",
-			100*gainAP, h.Autopilot.MergesPerHour, base, h.Autopilot.RunsPerMerge, h.Default.RunsPerMerge)
+			100*gainAP, h.Autopilot.MergesPerHour, base.MergesPerHour, h.Autopilot.RunsPerMerge, base.RunsPerMerge)
 	}
 	return nil
 }
