@@ -272,7 +272,9 @@ func (g *gitRepo) mergeBase(a, b string) (string, error) {
 // fileAt is the content of path in commit sha; ok is false when there is
 // no such file.
 func (g *gitRepo) fileAt(sha, path string) (content string, ok bool, err error) {
-	out, code, err := g.runCodeAnswer(allSHAs(sha), []int{0}, "cat-file", "blob", sha+":"+path)
+	// In a commit that exists, a path's absence is as fixed as its content:
+	// git's 128 (no such file, or not a file) is then an answer too.
+	out, code, err := g.runCodeAnswer(isSHA(sha) && g.resolve(sha) == sha, []int{0, 128}, "cat-file", "blob", sha+":"+path)
 	if err != nil {
 		return "", false, err
 	}

@@ -206,6 +206,7 @@ func TestCacheAnswersAsGitAfterEveryRefChange(t *testing.T) {
 		_, _ = g.treeOf(x)
 		_, _ = g.commit(x)
 		_, _, _ = g.fileAt(x, "README.md")
+		_, _, _ = g.fileAt(x, "nope.txt")
 		for _, y := range shas[:2] {
 			_, _ = g.mergeTree(x, y)
 			_, _ = g.isAncestor(x, y)
