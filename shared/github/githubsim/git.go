@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -40,9 +41,24 @@ func (g *gitRepo) run(stdin []byte, env []string, args ...string) (string, error
 		return "", err
 	}
 	if code != 0 {
-		return "", fmt.Errorf("git %s: exit %d: %s", strings.Join(args, " "), code, strings.TrimSpace(out))
+		return "", exitError(args, code, out)
 	}
 	return strings.TrimSpace(out), nil
+}
+
+// gitPath is where git is, looked up in PATH once rather than by every
+// command (a visible share of a queue test's CPU); "git" when it is not
+// found, for exec to report.
+var gitPath = sync.OnceValue(func() string {
+	if p, err := exec.LookPath("git"); err == nil {
+		return p
+	}
+	return "git"
+})
+
+// exitError is a git command's failure, with what git said.
+func exitError(args []string, code int, out string) error {
+	return fmt.Errorf("git %s: exit %d: %s", strings.Join(args, " "), code, strings.TrimSpace(out))
 }
 
 // runCode runs git and returns its exit code instead of failing on a non-zero
@@ -51,7 +67,7 @@ func (g *gitRepo) runCode(stdin []byte, env []string, args ...string) (string, i
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	g.started.Add(1)
-	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd := exec.CommandContext(ctx, gitPath(), args...)
 	cmd.Dir = g.dir
 	// Isolate from the user's and the system's configuration: hooks, signing
 	// or a default branch name set there must not change what the sim does.
@@ -177,12 +193,12 @@ func (g *gitRepo) runAnswer(fixed bool, args ...string) (string, error) {
 	if !fixed {
 		return g.run(nil, nil, args...)
 	}
-	out, code, err := g.runImmutable([]int{0}, args...)
+	out, code, err := g.runImmutable([]int{0}, nil, nil, args...)
 	if err != nil {
 		return "", err
 	}
 	if code != 0 {
-		return "", fmt.Errorf("git %s: exit %d: %s", strings.Join(args, " "), code, strings.TrimSpace(out))
+		return "", exitError(args, code, out)
 	}
 	return strings.TrimSpace(out), nil
 }
@@ -194,7 +210,7 @@ func (g *gitRepo) runCodeAnswer(fixed bool, keep []int, args ...string) (string,
 	if !fixed {
 		return g.runCode(nil, nil, args...)
 	}
-	return g.runImmutable(keep, args...)
+	return g.runImmutable(keep, nil, nil, args...)
 }
 
 func (g *gitRepo) commitTree(tree string, parents []string, message string, sig signature) (string, error) {
@@ -202,7 +218,20 @@ func (g *gitRepo) commitTree(tree string, parents []string, message string, sig 
 	for _, p := range parents {
 		args = append(args, "-p", p)
 	}
-	return g.run([]byte(message), sigEnv(sig), append(args, "-F", "-")...)
+	args = append(args, "-F", "-")
+	if !allSHAs(append([]string{tree}, parents...)...) {
+		return g.run([]byte(message), sigEnv(sig), args...)
+	}
+	// The same tree, parents, message and signature make the same commit,
+	// already written: a queue retrying a merge asks for it again.
+	out, code, err := g.runImmutable([]int{0}, []byte(message), sigEnv(sig), args...)
+	if err != nil {
+		return "", err
+	}
+	if code != 0 {
+		return "", exitError(args, code, out)
+	}
+	return strings.TrimSpace(out), nil
 }
 
 // writeFile returns the tree of base (a commit, or "" for none) with path set
