@@ -193,7 +193,7 @@ func (g *gitRepo) runAnswer(fixed bool, args ...string) (string, error) {
 	if !fixed {
 		return g.run(nil, nil, args...)
 	}
-	out, code, err := g.runImmutable([]int{0}, nil, nil, args...)
+	out, code, err := g.runImmutable([]int{0}, args...)
 	if err != nil {
 		return "", err
 	}
@@ -210,7 +210,7 @@ func (g *gitRepo) runCodeAnswer(fixed bool, keep []int, args ...string) (string,
 	if !fixed {
 		return g.runCode(nil, nil, args...)
 	}
-	return g.runImmutable(keep, nil, nil, args...)
+	return g.runImmutable(keep, args...)
 }
 
 func (g *gitRepo) commitTree(tree string, parents []string, message string, sig signature) (string, error) {
@@ -218,20 +218,7 @@ func (g *gitRepo) commitTree(tree string, parents []string, message string, sig 
 	for _, p := range parents {
 		args = append(args, "-p", p)
 	}
-	args = append(args, "-F", "-")
-	if !allSHAs(append([]string{tree}, parents...)...) {
-		return g.run([]byte(message), sigEnv(sig), args...)
-	}
-	// The same tree, parents, message and signature make the same commit,
-	// already written: a queue retrying a merge asks for it again.
-	out, code, err := g.runImmutable([]int{0}, []byte(message), sigEnv(sig), args...)
-	if err != nil {
-		return "", err
-	}
-	if code != 0 {
-		return "", exitError(args, code, out)
-	}
-	return strings.TrimSpace(out), nil
+	return g.run([]byte(message), sigEnv(sig), append(args, "-F", "-")...)
 }
 
 // writeFile returns the tree of base (a commit, or "" for none) with path set
@@ -301,9 +288,7 @@ func (g *gitRepo) mergeBase(a, b string) (string, error) {
 // fileAt is the content of path in commit sha; ok is false when there is
 // no such file.
 func (g *gitRepo) fileAt(sha, path string) (content string, ok bool, err error) {
-	// In a commit that exists, a path's absence is as fixed as its content:
-	// git's 128 (no such file, or not a file) is then an answer too.
-	out, code, err := g.runCodeAnswer(isSHA(sha) && g.resolve(sha) == sha, []int{0, 128}, "cat-file", "blob", sha+":"+path)
+	out, code, err := g.runCodeAnswer(allSHAs(sha), []int{0}, "cat-file", "blob", sha+":"+path)
 	if err != nil {
 		return "", false, err
 	}

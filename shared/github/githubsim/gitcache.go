@@ -41,15 +41,12 @@ type gitAnswer struct {
 const maxCacheBytes = 32 << 20
 
 // runImmutable is runCode for a question whose answer depends only on
-// immutable objects named by full shas (and on stdin and env): an exit code
-// in keep is remembered and the same question is answered from memory
-// afterwards. Other codes (a missing object, a failure) are not
-// remembered, since the object may yet be written.
-func (g *gitRepo) runImmutable(keep []int, stdin []byte, env []string, args ...string) (string, int, error) {
+// immutable objects named by full shas: an exit code in keep is remembered
+// and the same question is answered from memory afterwards. Other codes
+// (a missing object, a failure) are not remembered, since the object may
+// yet be written.
+func (g *gitRepo) runImmutable(keep []int, args ...string) (string, int, error) {
 	key := strings.Join(args, "\x00")
-	if stdin != nil || env != nil {
-		key += "\x00\x01" + strings.Join(env, "\x00") + "\x00\x01" + string(stdin)
-	}
 	c := &g.cache
 	c.mu.Lock()
 	a, ok := c.answers[key]
@@ -57,7 +54,7 @@ func (g *gitRepo) runImmutable(keep []int, stdin []byte, env []string, args ...s
 	if ok {
 		return a.out, a.code, nil
 	}
-	out, code, err := g.runCode(stdin, env, args...)
+	out, code, err := g.runCode(nil, nil, args...)
 	if err != nil {
 		return out, code, err
 	}
