@@ -412,11 +412,11 @@ func (s *Server) FileAt(full, rev, path string) (string, error) {
 	if sha == "" {
 		return "", fmt.Errorf("githubsim: no commit %q", rev)
 	}
-	out, code, err := r.git.runCode(nil, nil, "cat-file", "blob", sha+":"+path)
+	out, ok, err := r.git.fileAt(sha, path)
 	if err != nil {
 		return "", err
 	}
-	if code != 0 {
+	if !ok {
 		return "", fmt.Errorf("githubsim: no file %q at %s", path, rev)
 	}
 	return out, nil

@@ -2,7 +2,10 @@
 // merge-queue client uses, answered with GitHub's documented shapes, statuses
 // and error bodies, over real bare git repositories driven through the git CLI
 // (merges and conflicts are git's own), with pull requests, commit statuses,
-// check runs, branch protection and rulesets held in memory.
+// check runs, branch protection and rulesets held in memory. What git
+// answers about refs and immutable objects is remembered (gitcache.go), so
+// a question asked again starts no git process; git stays the only source
+// of every answer.
 //
 // It is as strict as GitHub, always: a merge through the API is refused
 // (405, GitHub's message) while a required status check of protection or

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,7 +20,9 @@ import (
 // commit-tree, merges come from merge-tree --write-tree, so every merge and
 // every conflict is git's own.
 type gitRepo struct {
-	dir string
+	dir     string
+	cache   gitCache     // what git already answered (gitcache.go)
+	started atomic.Int64 // git processes run, which the cache's test counts
 }
 
 // errConflict is a real content conflict reported by git merge-tree.
@@ -37,9 +41,24 @@ func (g *gitRepo) run(stdin []byte, env []string, args ...string) (string, error
 		return "", err
 	}
 	if code != 0 {
-		return "", fmt.Errorf("git %s: exit %d: %s", strings.Join(args, " "), code, strings.TrimSpace(out))
+		return "", exitError(args, code, out)
 	}
 	return strings.TrimSpace(out), nil
+}
+
+// gitPath is where git is, looked up in PATH once rather than by every
+// command (a visible share of a queue test's CPU); "git" when it is not
+// found, for exec to report.
+var gitPath = sync.OnceValue(func() string {
+	if p, err := exec.LookPath("git"); err == nil {
+		return p
+	}
+	return "git"
+})
+
+// exitError is a git command's failure, with what git said.
+func exitError(args []string, code int, out string) error {
+	return fmt.Errorf("git %s: exit %d: %s", strings.Join(args, " "), code, strings.TrimSpace(out))
 }
 
 // runCode runs git and returns its exit code instead of failing on a non-zero
@@ -47,7 +66,8 @@ func (g *gitRepo) run(stdin []byte, env []string, args ...string) (string, error
 func (g *gitRepo) runCode(stdin []byte, env []string, args ...string) (string, int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", args...)
+	g.started.Add(1)
+	cmd := exec.CommandContext(ctx, gitPath(), args...)
 	cmd.Dir = g.dir
 	// Isolate from the user's and the system's configuration: hooks, signing
 	// or a default branch name set there must not change what the sim does.
@@ -103,9 +123,20 @@ func (g *gitRepo) resolve(rev string) string {
 	}
 	arg := rev
 	if !isSHA(rev) {
-		arg = "refs/heads/" + rev
+		head, ok := g.tableHead(rev)
+		if !ok {
+			arg = "refs/heads/" + rev // git reads the name itself
+		} else if head == "" {
+			return ""
+		} else {
+			// refs/heads/rev^{commit} is head^{commit} while the table
+			// holds head for rev.
+			arg = head
+		}
 	}
-	out, code, err := g.runCode(nil, nil, "rev-parse", "--verify", "--quiet", arg+"^{commit}")
+	// Whether a sha names a commit: a yes stays true, a no may not (the
+	// object may be written next), so only a yes is remembered.
+	out, code, err := g.runCodeAnswer(isSHA(arg), []int{0}, "rev-parse", "--verify", "--quiet", arg+"^{commit}")
 	if err != nil || code != 0 {
 		return ""
 	}
@@ -126,6 +157,9 @@ func isSHA(s string) bool {
 
 // branchHead is the sha a branch points at, "" when the branch is absent.
 func (g *gitRepo) branchHead(branch string) string {
+	if sha, ok := g.tableHead(branch); ok {
+		return sha
+	}
 	out, code, err := g.runCode(nil, nil, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
 	if err != nil || code != 0 {
 		return ""
@@ -136,28 +170,47 @@ func (g *gitRepo) branchHead(branch string) string {
 // setRef points refs/heads/branch at sha. Callers check the current value
 // first, under the server lock, which makes check and update atomic.
 func (g *gitRepo) setRef(branch, sha string) error {
-	_, err := g.run(nil, nil, "update-ref", "refs/heads/"+branch, sha)
-	return err
+	return g.updateRef(branch, sha, "update-ref", "refs/heads/"+branch, sha)
 }
 
 func (g *gitRepo) deleteRef(branch string) error {
-	_, err := g.run(nil, nil, "update-ref", "-d", "refs/heads/"+branch)
-	return err
+	return g.updateRef(branch, "", "update-ref", "-d", "refs/heads/"+branch)
 }
 
+// branches lists the branch names, sorted as for-each-ref sorts them.
 func (g *gitRepo) branches() ([]string, error) {
-	out, err := g.run(nil, nil, "for-each-ref", "--format=%(refname:strip=2)", "refs/heads/")
-	if err != nil {
-		return nil, err
-	}
-	if out == "" {
-		return nil, nil
-	}
-	return strings.Split(out, "\n"), nil
+	return g.tableBranches()
 }
 
 func (g *gitRepo) treeOf(commit string) (string, error) {
-	return g.run(nil, nil, "rev-parse", commit+"^{tree}")
+	return g.runAnswer(allSHAs(commit), "rev-parse", commit+"^{tree}")
+}
+
+// runAnswer is run for a question that depends on nothing but its
+// arguments when fixed is true (every revision in them a full sha): git's
+// answer is then remembered.
+func (g *gitRepo) runAnswer(fixed bool, args ...string) (string, error) {
+	if !fixed {
+		return g.run(nil, nil, args...)
+	}
+	out, code, err := g.runImmutable([]int{0}, args...)
+	if err != nil {
+		return "", err
+	}
+	if code != 0 {
+		return "", exitError(args, code, out)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// runCodeAnswer is runCode for a question whose exit codes in keep are
+// answers (merge-tree's conflict, merge-base's no): remembered as
+// runAnswer's are when fixed.
+func (g *gitRepo) runCodeAnswer(fixed bool, keep []int, args ...string) (string, int, error) {
+	if !fixed {
+		return g.runCode(nil, nil, args...)
+	}
+	return g.runImmutable(keep, args...)
 }
 
 func (g *gitRepo) commitTree(tree string, parents []string, message string, sig signature) (string, error) {
@@ -198,7 +251,7 @@ func (g *gitRepo) writeFile(base, path string, content []byte) (string, error) {
 // mergeTree merges two commits as git merge would, without a work tree, and
 // returns the resulting tree, or errConflict.
 func (g *gitRepo) mergeTree(ours, theirs string) (string, error) {
-	out, code, err := g.runCode(nil, nil, "merge-tree", "--write-tree", "--no-messages", "--name-only", ours, theirs)
+	out, code, err := g.runCodeAnswer(allSHAs(ours, theirs), []int{0, 1}, "merge-tree", "--write-tree", "--no-messages", "--name-only", ours, theirs)
 	if err != nil {
 		return "", err
 	}
@@ -214,7 +267,7 @@ func (g *gitRepo) mergeTree(ours, theirs string) (string, error) {
 
 // isAncestor reports whether a is reachable from b.
 func (g *gitRepo) isAncestor(a, b string) (bool, error) {
-	_, code, err := g.runCode(nil, nil, "merge-base", "--is-ancestor", a, b)
+	_, code, err := g.runCodeAnswer(allSHAs(a, b), []int{0, 1}, "merge-base", "--is-ancestor", a, b)
 	if err != nil {
 		return false, err
 	}
@@ -227,9 +280,24 @@ func (g *gitRepo) isAncestor(a, b string) (bool, error) {
 	return false, fmt.Errorf("git merge-base --is-ancestor: exit %d", code)
 }
 
+// mergeBase is the best common ancestor of two commits.
+func (g *gitRepo) mergeBase(a, b string) (string, error) {
+	return g.runAnswer(allSHAs(a, b), "merge-base", a, b)
+}
+
+// fileAt is the content of path in commit sha; ok is false when there is
+// no such file.
+func (g *gitRepo) fileAt(sha, path string) (content string, ok bool, err error) {
+	out, code, err := g.runCodeAnswer(allSHAs(sha), []int{0}, "cat-file", "blob", sha+":"+path)
+	if err != nil {
+		return "", false, err
+	}
+	return out, code == 0, nil
+}
+
 // count is how many commits are reachable from head but not from base.
 func (g *gitRepo) count(head, base string) (int, error) {
-	out, err := g.run(nil, nil, "rev-list", "--count", head, "^"+base)
+	out, err := g.runAnswer(allSHAs(head, base), "rev-list", "--count", head, "^"+base)
 	if err != nil {
 		return 0, err
 	}
@@ -243,7 +311,7 @@ type commitInfo struct {
 }
 
 func (g *gitRepo) commit(sha string) (commitInfo, error) {
-	out, err := g.run(nil, nil, "show", "-s", "--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%s%x00%B", sha)
+	out, err := g.runAnswer(allSHAs(sha), "show", "-s", "--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%s%x00%B", sha)
 	if err != nil {
 		return commitInfo{}, err
 	}
@@ -261,7 +329,7 @@ func (g *gitRepo) commit(sha string) (commitInfo, error) {
 // log lists commits from head, newest first, following first parents only so
 // that a merge commit stands for the pull request it merged.
 func (g *gitRepo) log(head string) ([]commitInfo, error) {
-	out, err := g.run(nil, nil, "rev-list", "--first-parent", head)
+	out, err := g.runAnswer(allSHAs(head), "rev-list", "--first-parent", head)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +347,7 @@ func (g *gitRepo) log(head string) ([]commitInfo, error) {
 // between lists the non-merge commits reachable from head but not from base,
 // oldest first: the commits a rebase merge replays.
 func (g *gitRepo) between(base, head string) ([]commitInfo, error) {
-	out, err := g.run(nil, nil, "rev-list", "--reverse", "--no-merges", head, "^"+base)
+	out, err := g.runAnswer(allSHAs(base, head), "rev-list", "--reverse", "--no-merges", head, "^"+base)
 	if err != nil {
 		return nil, err
 	}

@@ -324,7 +324,7 @@ func (s *Server) compare(w http.ResponseWriter, rp *repo, basehead string) {
 	}
 	ahead, err1 := rp.git.count(head, base)
 	behind, err2 := rp.git.count(base, head)
-	mergeBase, err3 := rp.git.run(nil, nil, "merge-base", base, head)
+	mergeBase, err3 := rp.git.mergeBase(base, head)
 	if err := errors.Join(err1, err2, err3); err != nil {
 		writeError(w, 500, err.Error())
 		return
