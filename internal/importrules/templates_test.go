@@ -1,11 +1,6 @@
 package importrules
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -25,24 +20,7 @@ var templatePackages = []string{"text/template", "html/template"}
 // net/rpc html/template, in every function.
 func functionDeps(t *testing.T) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-tags", "lambda.norpc", "-json=ImportPath,Deps", module+"functions/...")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
-	}
-	var pkgs []pkg
-	for dec := json.NewDecoder(bytes.NewReader(out)); ; {
-		var p pkg
-		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		pkgs = append(pkgs, p)
-	}
-	return pkgs
+	return goList(t, "-tags", "lambda.norpc", "-json=ImportPath,Deps", module+"functions/...")
 }
 
 // templateViolations are the functions among pkgs that link a template
