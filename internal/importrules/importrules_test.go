@@ -154,7 +154,13 @@ type pkg struct {
 // listed is `go list -deps` of every package of the module, without tests.
 func listed(t *testing.T) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", module+"...")
+	return goList(t, "-json=ImportPath,Imports,Deps", module+"...")
+}
+
+// goList is what `go list args…` says of each package it lists.
+func goList(t *testing.T, args ...string) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", append([]string{"list"}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -36,4 +36,11 @@
 // HMAC-SHA256 under that secret (session.go); each form carries a CSRF
 // token derived from the nonce, so a form is good only for the session that
 // rendered it.
+//
+// The pages are Go code, not templates: html.go's writer escapes every
+// value as html/template would (text, attributes, URLs checked for their
+// scheme), and each page is a method html of its data, in html_*.go
+// (html_layout.go frames them all), written section by section in the
+// order the page shows them. No function links text/template or
+// html/template (internal/importrules says why).
 package web

@@ -243,7 +243,7 @@ type continuePage struct {
 // browser would not send the new SameSite=Strict session cookie through a
 // redirect; a navigation this page starts is this site's own.
 func (w *Web) continueTo(rw http.ResponseWriter, r *http.Request, next, message string) {
-	if err := w.render(rw, r, http.StatusOK, "continue.html", nil, view{Title: "Signed in", Page: continuePage{Message: message, Next: next}}); err != nil {
+	if err := w.render(rw, r, http.StatusOK, nil, view{Title: "Signed in", Refresh: next}, continuePage{Message: message, Next: next}); err != nil {
 		w.fail(rw, r, err)
 	}
 }

@@ -113,5 +113,5 @@ func (w *Web) orgHome(rw http.ResponseWriter, r *http.Request, s session) error 
 		}
 		page.Repos = append(page.Repos, row)
 	}
-	return w.render(rw, r, http.StatusOK, "org.html", &s, view{Title: s.Org, Page: page})
+	return w.render(rw, r, http.StatusOK, &s, view{Title: s.Org}, page)
 }

@@ -147,10 +147,10 @@ func (w *Web) prPage(rw http.ResponseWriter, r *http.Request, s session, p queue
 		}
 	}
 	page.Reason = reasonOf(e.Reason, failed[run]...)
-	return w.render(rw, r, http.StatusOK, "pr.html", &s, view{
-		Title: "PR #" + strconv.Itoa(e.PRNumber) + " " + e.PR.Title, Page: page,
+	return w.render(rw, r, http.StatusOK, &s, view{
+		Title:  "PR #" + strconv.Itoa(e.PRNumber) + " " + e.PR.Title,
 		Crumbs: []crumb{{s.Org, orgHref(s.Org)}, {page.Queue, page.QueueHref}},
-	})
+	}, page)
 }
 
 func (w *Web) runView(org string, rec store.QueueRecord, rr store.RunRecordMQ, e mergequeue.Entry, now time.Time) runView {

@@ -209,8 +209,8 @@ func (w *Web) queuePage(rw http.ResponseWriter, r *http.Request, s session, p qu
 	slices.SortFunc(page.NotReady, func(a, b entryRow) int { return a.N - b.N })
 	slices.SortFunc(page.Finished, func(a, b entryRow) int { return b.at.Compare(a.at) })
 	title := "Queue " + k.Repo.Owner + "/" + k.Repo.Name + " " + k.Branch
-	return w.render(rw, r, http.StatusOK, "queue.html", &s, view{Title: title, Page: page,
-		Crumbs: []crumb{{s.Org, orgHref(s.Org)}}})
+	return w.render(rw, r, http.StatusOK, &s, view{Title: title,
+		Crumbs: []crumb{{s.Org, orgHref(s.Org)}}}, page)
 }
 
 // runLabel says what an entry is tested on: the target branch alone, or

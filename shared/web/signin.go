@@ -43,7 +43,7 @@ func (w *Web) signInForm(rw http.ResponseWriter, r *http.Request) {
 		return
 	}
 	page := signInPage{Next: safeNext(r.URL.Query().Get("next")), CSRF: token, GitHub: w.GitHub != nil}
-	if err := w.render(rw, r, http.StatusOK, "signin.html", nil, view{Title: "Sign in", Page: page}); err != nil {
+	if err := w.render(rw, r, http.StatusOK, nil, view{Title: "Sign in"}, page); err != nil {
 		w.fail(rw, r, err)
 	}
 }
@@ -51,7 +51,7 @@ func (w *Web) signInForm(rw http.ResponseWriter, r *http.Request) {
 // signInAgain renders the sign-in form with message and status.
 func (w *Web) signInAgain(rw http.ResponseWriter, r *http.Request, status int, next, csrf, message string) {
 	page := signInPage{Next: next, Message: message, CSRF: csrf, GitHub: w.GitHub != nil}
-	if err := w.render(rw, r, status, "signin.html", nil, view{Title: "Sign in", Page: page}); err != nil {
+	if err := w.render(rw, r, status, nil, view{Title: "Sign in"}, page); err != nil {
 		w.fail(rw, r, err)
 	}
 }

@@ -161,8 +161,8 @@ func (w *Web) testList(rw http.ResponseWriter, r *http.Request, s session) error
 	}
 	page.Tests = w.testRows(page, byID, repo.Settings(), s.Org, repo.Ref)
 	sortTestRows(page.Tests, page.Sort)
-	return w.render(rw, r, http.StatusOK, "tests.html", &s, view{Title: "Tests of " + page.Repo, Page: page,
-		Crumbs: []crumb{{s.Org, orgHref(s.Org)}}})
+	return w.render(rw, r, http.StatusOK, &s, view{Title: "Tests of " + page.Repo,
+		Crumbs: []crumb{{s.Org, orgHref(s.Org)}}}, page)
 }
 
 // testIndexes are the indexes the test list of repo reads: the flaky, the
@@ -352,8 +352,8 @@ func (w *Web) testPage(rw http.ResponseWriter, r *http.Request, s session) error
 	if page.Latest, err = w.latestRun(ctx, s.Org, repo.Ref, tc, now); err != nil {
 		return err
 	}
-	return w.render(rw, r, http.StatusOK, "test.html", &s, view{Title: tc.Name, Page: page,
-		Crumbs: []crumb{{s.Org, orgHref(s.Org)}, {page.Repo, page.ListHref}}})
+	return w.render(rw, r, http.StatusOK, &s, view{Title: tc.Name,
+		Crumbs: []crumb{{s.Org, orgHref(s.Org)}, {page.Repo, page.ListHref}}}, page)
 }
 
 // latestRun is the test's latest run of any outcome: its counter item

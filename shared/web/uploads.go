@@ -60,6 +60,6 @@ func (w *Web) uploadPage(rw http.ResponseWriter, r *http.Request, s session) err
 		}
 		page.Shown = len(page.Failures)
 	}
-	return w.render(rw, r, http.StatusOK, "upload.html", &s, view{Title: "Upload " + up.ID, Page: page,
-		Crumbs: []crumb{{s.Org, orgHref(s.Org)}, {page.Repo, page.ReposHref}}})
+	return w.render(rw, r, http.StatusOK, &s, view{Title: "Upload " + up.ID,
+		Crumbs: []crumb{{s.Org, orgHref(s.Org)}, {page.Repo, page.ReposHref}}}, page)
 }

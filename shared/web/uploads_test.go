@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -44,5 +45,35 @@ func TestUploadPageLabelsItsFailures(t *testing.T) {
 		if a := e.get(other, path); a.code != http.StatusNotFound {
 			t.Errorf("%s as other: %d", path, a.code)
 		}
+	}
+}
+
+// TestUploadPageSaysItShowsSome: an upload with more failed tests than its
+// record keeps (store.MaxFailedTests) lists those it keeps, labelled, and
+// says how many there were (html/template stopped at that sentence, whose
+// fields it looked up on the list: the page was a 500).
+func TestUploadPageSaysItShowsSome(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var names, failing []string
+	for i := range 66 {
+		names = append(names, fmt.Sprintf("test_%02d", i))
+		if i < 51 {
+			failing = append(failing, names[i])
+		}
+	}
+	id := e.upload("5c0c9d2e3b4a5968778695a4b3c2d1e0f9a8b7c6", "feature/z", 0, junit(names, failing...))
+	c := e.client()
+	e.signIn(c, "acme")
+	a := e.get(c, "/acme/uploads/"+id)
+	if a.code != http.StatusOK {
+		t.Fatalf("%d %s", a.code, a.body)
+	}
+	if want := `<p class="note">The first 50 of 51 failed tests.</p>`; !strings.Contains(a.body, want) {
+		_, table, _ := strings.Cut(a.body, "Was this failure mine?")
+		t.Errorf("the page does not say %s:\n%s", want, table)
+	}
+	if rows := strings.Count(a.body, `<td class="label `); rows != 50 {
+		t.Errorf("%d failed tests listed, want the 50 kept", rows)
 	}
 }

@@ -1,10 +1,7 @@
 package web
 
 import (
-	"bytes"
 	"context"
-	"embed"
-	"html/template"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -242,37 +239,6 @@ func (w *Web) root(rw http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// view is what every page's template gets.
-type view struct {
-	Title  string
-	Org    string // "" when signed out
-	CSRF   string
-	Crumbs []crumb
-	Page   any
-}
-
-type crumb struct{ Label, Href string }
-
-// render writes the named page with status.
-func (w *Web) render(rw http.ResponseWriter, r *http.Request, status int, name string, s *session, v view) error {
-	if s != nil {
-		v.Org = s.Org
-		token, err := w.sessions.csrf(r.Context(), *s)
-		if err != nil {
-			return err
-		}
-		v.CSRF = token
-	}
-	var buf bytes.Buffer
-	if err := pages[name].ExecuteTemplate(&buf, "layout", v); err != nil {
-		return errs.Wrap(errs.Internal, err, "render %s", name)
-	}
-	rw.Header().Set("Content-Type", "text/html; charset=utf-8")
-	rw.WriteHeader(status)
-	_, _ = buf.WriteTo(rw)
-	return nil
-}
-
 // fail answers err as a page: its status and a sentence a person can act
 // on; an internal error's cause stays in the log line.
 func (w *Web) fail(rw http.ResponseWriter, r *http.Request, err error) {
@@ -300,36 +266,7 @@ func (w *Web) fail(rw http.ResponseWriter, r *http.Request, err error) {
 		s = &got
 	}
 	title := http.StatusText(status)
-	if rerr := w.render(rw, r, status, "error.html", s, view{Title: title, Page: msg}); rerr != nil {
+	if rerr := w.render(rw, r, status, s, view{Title: title}, errorPage{msg}); rerr != nil {
 		http.Error(rw, msg, status)
 	}
-}
-
-//go:embed templates
-var templateFS embed.FS
-
-// pages are the templates, each page with the layout.
-var pages = func() map[string]*template.Template {
-	names, err := templateFS.ReadDir("templates")
-	if err != nil {
-		panic(err)
-	}
-	out := map[string]*template.Template{}
-	for _, n := range names {
-		if n.Name() == "layout.html" {
-			continue
-		}
-		out[n.Name()] = template.Must(template.New(n.Name()).Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+n.Name()))
-	}
-	return out
-}()
-
-// funcs are the templates' helpers.
-var funcs = template.FuncMap{
-	"short": func(sha string) string {
-		if len(sha) > 7 {
-			return sha[:7]
-		}
-		return sha
-	},
 }

@@ -20,12 +20,13 @@ func NewKey(name string) *Key { return &Key{name: name} }
 
 // part is a built part as an unsafe.Pointer (the builder's *T, or a
 // pointer to its interface value), not in an interface, and behind no
-// type parameter. In a binary that calls reflect's MethodByName (the web
-// function's templates do), the linker keeps every exported method of
-// every type that meets an interface, and of every type a generic
-// function's dictionary names: parts held either way would link the whole
-// of every service into the web function (its queue runner, the ingest
-// path of test health: 0.8 MB measured), code it never runs.
+// type parameter. In a binary that calls reflect's MethodByName (as the
+// web function's templates did, before importrules kept them out), the
+// linker keeps every exported method of every type that meets an
+// interface, and of every type a generic function's dictionary names:
+// parts held either way would link the whole of every service into such a
+// function (the web function: its queue runner, the ingest path of test
+// health, 0.8 MB measured), code it never runs.
 type part struct {
 	v   unsafe.Pointer
 	err error

@@ -1,5 +1,5 @@
 // Package webapp builds the web app (package wiring says why each
-// service's builders have a package: this one links the pages' templates).
+// service's builders have a package: this one links the pages).
 package webapp
 
 import (
