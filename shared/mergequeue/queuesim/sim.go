@@ -106,7 +106,7 @@ func (s *simulation) loop() error {
 		if err := s.arrive(); err != nil {
 			return err
 		}
-		s.take(mergequeue.Step(s.snap, s.world.observe(s.now, s.snap, s.active), s.now, s.newID))
+		s.take(mergequeue.StepConsuming(s.snap, s.world.observe(s.now, s.snap, s.active), s.now, s.newID))
 		s.steps++
 		if s.world.awaited(s.snap, s.now) {
 			if settling++; settling > maxSettling {
