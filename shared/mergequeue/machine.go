@@ -59,23 +59,33 @@ func index(m *machine) *machine {
 // slices inside runs and entries are replaced, never written, so they may
 // be shared.
 func clone(s Snapshot) Snapshot {
-	c := cloneAllButEntries(s)
+	c := cloneRuns(s)
 	c.Entries = slices.Clone(s.Entries)
+	c.Transitions = slices.Clip(s.Transitions)
 	return c
 }
 
-// cloneAllButEntries is clone for a caller that gives up s's entries
-// (StepConsuming).
-func cloneAllButEntries(s Snapshot) Snapshot {
+// cloneRuns is clone less the entries and transitions: for a machine
+// whose caller gives up its snapshot (consumingMachine), which writes the
+// entries in place and appends the transitions in place.
+func cloneRuns(s Snapshot) Snapshot {
 	c := s
 	c.Runs = slices.Clone(s.Runs)
-	c.Transitions = slices.Clip(s.Transitions)
 	if s.Autopilot != nil {
 		a := *s.Autopilot
 		a.Changes = slices.Clip(a.Changes)
 		c.Autopilot = &a
 	}
 	return c
+}
+
+// consumingMachine is newMachine for a caller that keeps only the snapshot
+// the call returns, as the simulator does (StepConsuming,
+// SubmitConsuming): a queue keeps a day of finished entries and
+// MaxKeptTransitions transitions, and copying them was most of a
+// simulated step.
+func consumingMachine(s Snapshot, now time.Time, newID func() string) *machine {
+	return index(&machine{s: cloneRuns(s), now: now.UTC(), newID: newID})
 }
 
 func (m *machine) entryFor(pr int) (*Entry, bool) {

@@ -24,11 +24,11 @@ func Step(s Snapshot, obs Observations, now time.Time, newID func() string) (Sna
 }
 
 // StepConsuming is Step for a caller that keeps only the snapshot it
-// returns, as the simulator does: it writes into s's entries instead of
-// copying them (a queue keeps a day of finished entries, and copying them
-// was most of a simulated step), so s must not be used after the call.
+// returns, as the simulator does: it writes into s's entries and
+// transitions instead of copying them, so s must not be used after the
+// call. The result is Step's.
 func StepConsuming(s Snapshot, obs Observations, now time.Time, newID func() string) (Snapshot, Output) {
-	return index(&machine{s: cloneAllButEntries(s), now: now.UTC(), newID: newID}).step(obs)
+	return consumingMachine(s, now, newID).step(obs)
 }
 
 func (m *machine) step(obs Observations) (Snapshot, Output) {
