@@ -45,7 +45,7 @@ func (m *machine) bisectBatch(id string) {
 	}
 	bs := *b.Bisect
 	onBatch := func(i int) *Entry {
-		e := m.entryByIDPtr(members[i].EntryID)
+		e := m.entryOf(members[i].EntryID, members[i].PRNumber)
 		if e == nil || e.Episode != members[i].Episode || e.RunID != b.ID || e.State != Testing {
 			return nil
 		}
@@ -104,7 +104,7 @@ func (m *machine) searchHolds(b *Run, bs Bisection, members []RunPR, onBatch fun
 // PENDING_FAILURE on the run that failed with it last; if it merged after
 // all (optimistic merge), those after it retest on top of it.
 func (m *machine) settleCulprit(b *Run, bs Bisection, members []RunPR, onBatch func(int) *Entry) {
-	c := m.entryByIDPtr(members[bs.Hi-1].EntryID)
+	c := m.entryOf(members[bs.Hi-1].EntryID, members[bs.Hi-1].PRNumber)
 	if e := onBatch(bs.Hi - 1); e != nil {
 		e.RunID = bs.FailRun
 		reason := b.Reason
@@ -165,7 +165,7 @@ func (m *machine) searchOn(id string, b *Run, bs Bisection, n int) {
 // passedSince reports whether p's entry, in p's episode, has passed or
 // merged (on another run than its batch's).
 func (m *machine) passedSince(p RunPR) bool {
-	e := m.entryByIDPtr(p.EntryID)
+	e := m.entryOf(p.EntryID, p.PRNumber)
 	return e != nil && e.Episode == p.Episode && (e.State == TestsPassed || m.mergedByQueueAt(p))
 }
 
@@ -177,7 +177,7 @@ func (m *machine) aheadPassed(b *Run) bool {
 		if m.mergedByQueueAt(p) {
 			continue
 		}
-		if e := m.entryByIDPtr(p.EntryID); e == nil || e.Episode != p.Episode || e.State != TestsPassed {
+		if e := m.entryOf(p.EntryID, p.PRNumber); e == nil || e.Episode != p.Episode || e.State != TestsPassed {
 			return false
 		}
 	}

@@ -83,13 +83,24 @@ type SubmitRequest struct {
 // noBatch of a PR already submitted, or starts a new episode (same id) for
 // a PR that finished.
 func Submit(s Snapshot, req SubmitRequest, now time.Time, newID func() string) (Snapshot, Output, error) {
+	return submit(s, req, now, newID, newMachine)
+}
+
+// SubmitConsuming is Submit for a caller that keeps only the snapshot it
+// returns (StepConsuming): s must not be used after the call.
+func SubmitConsuming(s Snapshot, req SubmitRequest, now time.Time, newID func() string) (Snapshot, Output, error) {
+	return submit(s, req, now, newID, consumingMachine)
+}
+
+func submit(s Snapshot, req SubmitRequest, now time.Time, newID func() string,
+	machineFor func(Snapshot, time.Time, func() string) *machine) (Snapshot, Output, error) {
 	if req.PRNumber <= 0 {
 		return s, Output{}, errs.E(errs.Invalid, "pr.number must be a positive integer")
 	}
 	if req.Priority != nil && (*req.Priority < 0 || *req.Priority > 255) {
 		return s, Output{}, errs.E(errs.Invalid, priorityRule)
 	}
-	m := newMachine(s, now, newID)
+	m := machineFor(s, now, newID)
 	reason := req.Reason
 	if reason == "" {
 		reason = ReasonAPIRequested

@@ -14,8 +14,11 @@ type machine struct {
 	newID func() string
 	out   Output
 
+	// entryByPR indexes s.Entries; an entry is found by id through its
+	// PR (entryOf): an index by id would hash every entry's long id on
+	// every step, the larger part of a step on a queue that keeps a day
+	// of finished entries.
 	entryByPR map[int]int
-	entryByID map[string]int
 	runByID   map[string]int
 
 	changedEntries []int // indexes into s.Entries, in first-change order
@@ -31,12 +34,14 @@ type machine struct {
 }
 
 func newMachine(s Snapshot, now time.Time, newID func() string) *machine {
-	m := &machine{s: clone(s), now: now.UTC(), newID: newID}
+	return index(&machine{s: clone(s), now: now.UTC(), newID: newID})
+}
+
+// index makes m's indexes of its snapshot and its empty records.
+func index(m *machine) *machine {
 	m.entryByPR = make(map[int]int, len(m.s.Entries))
-	m.entryByID = make(map[string]int, len(m.s.Entries))
 	for i := range m.s.Entries {
 		m.entryByPR[m.s.Entries[i].PRNumber] = i
-		m.entryByID[m.s.Entries[i].ID] = i
 	}
 	m.runByID = make(map[string]int, len(m.s.Runs))
 	for i := range m.s.Runs {
@@ -54,16 +59,33 @@ func newMachine(s Snapshot, now time.Time, newID func() string) *machine {
 // slices inside runs and entries are replaced, never written, so they may
 // be shared.
 func clone(s Snapshot) Snapshot {
-	c := s
+	c := cloneRuns(s)
 	c.Entries = slices.Clone(s.Entries)
-	c.Runs = slices.Clone(s.Runs)
 	c.Transitions = slices.Clip(s.Transitions)
+	return c
+}
+
+// cloneRuns is clone less the entries and transitions: for a machine
+// whose caller gives up its snapshot (consumingMachine), which writes the
+// entries in place and appends the transitions in place.
+func cloneRuns(s Snapshot) Snapshot {
+	c := s
+	c.Runs = slices.Clone(s.Runs)
 	if s.Autopilot != nil {
 		a := *s.Autopilot
 		a.Changes = slices.Clip(a.Changes)
 		c.Autopilot = &a
 	}
 	return c
+}
+
+// consumingMachine is newMachine for a caller that keeps only the snapshot
+// the call returns, as the simulator does (StepConsuming,
+// SubmitConsuming): a queue keeps a day of finished entries and
+// MaxKeptTransitions transitions, and copying them was most of a
+// simulated step.
+func consumingMachine(s Snapshot, now time.Time, newID func() string) *machine {
+	return index(&machine{s: cloneRuns(s), now: now.UTC(), newID: newID})
 }
 
 func (m *machine) entryFor(pr int) (*Entry, bool) {
@@ -74,12 +96,15 @@ func (m *machine) entryFor(pr int) (*Entry, bool) {
 	return &m.s.Entries[i], true
 }
 
-func (m *machine) entryByIDPtr(id string) *Entry {
-	i, ok := m.entryByID[id]
-	if !ok {
+// entryOf is the entry with id, nil when there is none; pr is the PR the
+// entry belongs to (an entry id is one PR's for good: a resubmit keeps it),
+// as the run or run PR that names the id records it.
+func (m *machine) entryOf(id string, pr int) *Entry {
+	e, ok := m.entryFor(pr)
+	if !ok || e.ID != id {
 		return nil
 	}
-	return &m.s.Entries[i]
+	return e
 }
 
 func (m *machine) run(id string) *Run {
@@ -91,7 +116,7 @@ func (m *machine) run(id string) *Run {
 }
 
 func (m *machine) touchEntry(e *Entry) {
-	i := m.entryByID[e.ID]
+	i := m.entryByPR[e.PRNumber]
 	if !m.entrySeen[i] {
 		m.entrySeen[i] = true
 		m.changedEntries = append(m.changedEntries, i)
@@ -110,7 +135,6 @@ func (m *machine) addEntry(e Entry) *Entry {
 	m.s.Entries = append(m.s.Entries, e)
 	i := len(m.s.Entries) - 1
 	m.entryByPR[e.PRNumber] = i
-	m.entryByID[e.ID] = i
 	return &m.s.Entries[i]
 }
 
@@ -333,7 +357,7 @@ const FinishedRetention = 24 * time.Hour
 // entries finished longer than FinishedRetention ago.
 func (m *machine) prune() {
 	s := &m.s
-	current := make(map[string]bool, len(s.Entries))
+	current := make(map[string]bool, 2*len(s.Runs))
 	for i := range s.Entries {
 		e := &s.Entries[i]
 		if e.Active() && e.RunID != "" {
@@ -355,7 +379,16 @@ func (m *machine) prune() {
 		return r.Status != RunInProgress && !current[r.ID]
 	})
 	cut := m.now.Add(-FinishedRetention)
-	s.Entries = slices.DeleteFunc(s.Entries, func(e Entry) bool {
-		return e.State.Terminal() && e.StateChangedAt.Before(cut)
-	})
+	// slices.DeleteFunc, by index: its func would copy every entry.
+	n := 0
+	for i := range s.Entries {
+		if e := &s.Entries[i]; !e.State.Terminal() || !e.StateChangedAt.Before(cut) {
+			if n != i {
+				s.Entries[n] = *e
+			}
+			n++
+		}
+	}
+	clear(s.Entries[n:])
+	s.Entries = s.Entries[:n]
 }

@@ -88,7 +88,7 @@ func (m *machine) awaiting(r *Run) *Entry {
 	if r.EvidenceDue.IsZero() || r.Status != RunFailed {
 		return nil
 	}
-	if e := m.entryByIDPtr(r.EntryID); e != nil && e.RunID == r.ID && e.State == Testing {
+	if e := m.entryOf(r.EntryID, r.PRNumber); e != nil && e.RunID == r.ID && e.State == Testing {
 		return e
 	}
 	return nil

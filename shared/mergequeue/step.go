@@ -20,7 +20,18 @@ const defaultTimeout = 300 * time.Minute
 // never reads a clock, does no I/O, and makes ids only through newID. The
 // snapshot passed in is not changed.
 func Step(s Snapshot, obs Observations, now time.Time, newID func() string) (Snapshot, Output) {
-	m := newMachine(s, now, newID)
+	return newMachine(s, now, newID).step(obs)
+}
+
+// StepConsuming is Step for a caller that keeps only the snapshot it
+// returns, as the simulator does: it writes into s's entries and
+// transitions instead of copying them, so s must not be used after the
+// call. The result is Step's.
+func StepConsuming(s Snapshot, obs Observations, now time.Time, newID func() string) (Snapshot, Output) {
+	return consumingMachine(s, now, newID).step(obs)
+}
+
+func (m *machine) step(obs Observations) (Snapshot, Output) {
 	prObs := make(map[int]*PRObservation, len(obs.PRs))
 	for i := range obs.PRs {
 		prObs[obs.PRs[i].Number] = &obs.PRs[i]
@@ -295,7 +306,7 @@ func (m *machine) runPassed(r *Run) {
 func (m *machine) underTest(r *Run) []*Entry {
 	var out []*Entry
 	for _, p := range r.PRs {
-		if e := m.entryByIDPtr(p.EntryID); p.UnderTest && e != nil && e.RunID == r.ID && e.State == Testing && e.Episode == p.Episode {
+		if e := m.entryOf(p.EntryID, p.PRNumber); p.UnderTest && e != nil && e.RunID == r.ID && e.State == Testing && e.Episode == p.Episode {
 			out = append(out, e)
 		}
 	}
@@ -640,7 +651,7 @@ func (m *machine) walkAhead(r *Run, e *Entry, ahead []*Entry, resume bool) (diff
 // mergedByQueueAt reports whether the queue merged p's entry, in p's
 // episode, at p's head.
 func (m *machine) mergedByQueueAt(p RunPR) bool {
-	pe := m.entryByIDPtr(p.EntryID)
+	pe := m.entryOf(p.EntryID, p.PRNumber)
 	return pe != nil && pe.Episode == p.Episode && pe.State == Merged &&
 		pe.Reason == ReasonMergeGraphMerge && pe.PR.HeadSHA == p.HeadSHA
 }
@@ -678,7 +689,7 @@ func (m *machine) valid(r *Run, e *Entry, ahead []*Entry) (string, bool) {
 	}
 	if r.BaseEpoch != m.s.BaseEpoch {
 		for _, p := range r.PRs {
-			if pe := m.entryByIDPtr(p.EntryID); pe != nil && pe.Episode == p.Episode &&
+			if pe := m.entryOf(p.EntryID, p.PRNumber); pe != nil && pe.Episode == p.Episode &&
 				pe.State == Merged && pe.Reason == ReasonManualMerge {
 				return ReasonPrerequisiteManualMerg, false
 			}
@@ -689,7 +700,7 @@ func (m *machine) valid(r *Run, e *Entry, ahead []*Entry) (string, bool) {
 	differs, short, _ := m.walkAhead(r, e, ahead, true)
 	switch {
 	case differs != nil:
-		return missingReason(m.entryByIDPtr(differs.EntryID), *differs), false
+		return missingReason(m.entryOf(differs.EntryID, differs.PRNumber), *differs), false
 	case short:
 		return ReasonSkipTheLine, false
 	}

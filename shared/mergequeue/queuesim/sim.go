@@ -106,7 +106,10 @@ func (s *simulation) loop() error {
 		if err := s.arrive(); err != nil {
 			return err
 		}
-		s.take(mergequeue.Step(s.snap, s.world.observe(s.now, s.snap, s.active), s.now, s.newID))
+		// The loop keeps only the new snapshot: the engine may write the
+		// old one's entries in place rather than copy them (probes, which
+		// keep it, use Step).
+		s.take(mergequeue.StepConsuming(s.snap, s.world.observe(s.now, s.snap, s.active), s.now, s.newID))
 		s.steps++
 		if s.world.awaited(s.snap, s.now) {
 			if settling++; settling > maxSettling {
@@ -128,7 +131,7 @@ func (s *simulation) submit() error {
 	}
 	p := s.world.openPR(s.bad[len(s.world.prs)], targets)
 	p.submitted, s.lastSubmit = s.now, s.now
-	snap, out, err := mergequeue.Submit(s.snap, mergequeue.SubmitRequest{PRNumber: p.number}, s.now, s.newID)
+	snap, out, err := mergequeue.SubmitConsuming(s.snap, mergequeue.SubmitRequest{PRNumber: p.number}, s.now, s.newID)
 	if err != nil {
 		return fmt.Errorf("sim: submitting PR %d at %v: %w", p.number, s.now.Sub(start), err)
 	}
