@@ -60,7 +60,9 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # sweeps filling the race run's idle moments (ticks, JVM starts).
 # TestHistoryReplaysItsQueue is a sweep too: 30 pull requests through a
 # queue tick by tick, one request after another, over paths the race run's
-# queue tests cross concurrently.
+# queue tests cross concurrently. TestConsumingIsStepAndSubmit compares
+# the simulator's in-place steps with the engine's, step after step, on
+# one goroutine.
 #
 # The sweeps run with GOGC=400: the simulators allocate a snapshot per
 # step, and the collector took half their CPU at the default (100); a
@@ -69,11 +71,11 @@ SWEEPS = TestBatchingWithBisection TestSameSeedSameResult TestOptimisticMergePro
 	TestFlakyRetriesProtectFromKnownFlakes TestFlakesEjectGoodPRs TestPoissonBelowCapacity TestLanesMatchTheModel \
 	TestUnknownFlakesAreNotRetried TestThroughputMatchesTheModel TestNothingFailsEveryRunMerges \
 	TestHostileText TestEveryFieldAtItsLimit TestEveryFieldOverItsLimit TestDefaultHistory \
-	TestSweepAutopilotAgainstFixedSettings TestSweepBatchModel TestHistoryReplaysItsQueue
+	TestSweepAutopilotAgainstFixedSettings TestSweepBatchModel TestHistoryReplaysItsQueue TestConsumingIsStepAndSubmit
 empty :=
 space := $(empty) $(empty)
 SWEEPS_RE = ^($(subst $(space),|,$(strip $(SWEEPS))))$$
-SWEEP_PKGS = ./shared/mergequeue/queuesim/ ./shared/app/ ./shared/testhealth/healthsim/ ./shared/queueapi/
+SWEEP_PKGS = ./shared/mergequeue/queuesim/ ./shared/app/ ./shared/testhealth/healthsim/ ./shared/queueapi/ ./shared/mergequeue/
 # The suite builds with -trimpath: the build cache's keys then name no
 # folder, so a fresh clone, wherever it lies, reuses what an earlier clone
 # compiled (vet, staticcheck and the race builds cost a fresh clone a

@@ -149,8 +149,14 @@ func simError(err error) error {
 // printSim prints the figures of one simulation.
 func printSim(w io.Writer, cfg queuesim.Config, r queuesim.Result) {
 	q := r.Queue
-	fmt.Fprintf(w, "%d PRs (%d bad) through a %s queue of concurrency %d; T = %v, spread %g, flakes %g, %s arrivals, seed %d\n\n",
-		r.PRs, r.Bad, q.Mode, q.Concurrency, cfg.TestTime, cfg.Spread, cfg.FlakeRate, cfg.Arrival, cfg.Seed)
+	size := fmt.Sprintf("concurrency %d", q.Concurrency)
+	if q.Autopilot {
+		// The autopilot changes these as it goes (its changes are listed
+		// below): say where it starts and how far it may go.
+		size = fmt.Sprintf("concurrency %d at the start, the autopilot choosing up to %d and batches up to %d", q.Concurrency, q.AutopilotMaxConcurrency, q.AutopilotMaxBatch)
+	}
+	fmt.Fprintf(w, "%d PRs (%d bad) through a %s queue of %s; T = %v, spread %g, flakes %g, %s arrivals, seed %d\n\n",
+		r.PRs, r.Bad, q.Mode, size, cfg.TestTime, cfg.Spread, cfg.FlakeRate, cfg.Arrival, cfg.Seed)
 	tw := tabwriter.NewWriter(w, 2, 8, 2, ' ', 0)
 	row := func(name, format string, args ...any) {
 		fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{name}, args...)...)

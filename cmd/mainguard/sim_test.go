@@ -58,6 +58,7 @@ func TestSim(t *testing.T) {
 		"--lognormal", "0.3", "--autopilot", "--autopilot-max-concurrency", "8")
 	phases := regexp.MustCompile(`(?m)^ +[12] +(0-149|150-299) +(2|12)% +this run +\d+ +\d+\.\d{2} .* 0$`).FindAllString(out, -1)
 	if code != 0 || len(phases) != 2 || !regexp.MustCompile(`\nautopilot: [1-9]\d* changes\n +\S+ +concurrency 1 → `).MatchString(out) ||
+		!strings.Contains(out, " queue of concurrency 1 at the start, the autopilot choosing up to 8 and batches up to 8; ") ||
 		!regexp.MustCompile(`merge_queue\.autopilot_changed [1-9]`).MatchString(out) || !regexp.MustCompile(`\nbad PRs merged +0\n`).MatchString(out) {
 		t.Errorf("a moving world under the autopilot: exit %d, %d phase lines\n%s", code, len(phases), out)
 	}
