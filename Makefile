@@ -62,7 +62,13 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # queue tick by tick, one request after another, over paths the race run's
 # queue tests cross concurrently. TestConsumingIsStepAndSubmit compares
 # the simulator's in-place steps with the engine's, step after step, on
-# one goroutine.
+# one goroutine. TestProperties (the engine's invariants over a hundred
+# generated queues), TestCompressionRatio and TestTrailingBomb (bundles of
+# tens of MB) and TestBoundReaderKeepsDocumentsWellFormed (every fixture
+# cut at every limit) exercise packages that start no goroutine, for 27 s
+# of CPU under the detector and 5 s without it.
+# internal/sweeps checks that every name here is a test of a package in
+# SWEEP_PKGS, and of no other package (-skip leaves it out of every one).
 #
 # The sweeps run with GOGC=400: the simulators allocate a snapshot per
 # step, and the collector took half their CPU at the default (100); a
@@ -71,11 +77,13 @@ SWEEPS = TestBatchingWithBisection TestSameSeedSameResult TestOptimisticMergePro
 	TestFlakyRetriesProtectFromKnownFlakes TestFlakesEjectGoodPRs TestPoissonBelowCapacity TestLanesMatchTheModel \
 	TestUnknownFlakesAreNotRetried TestThroughputMatchesTheModel TestNothingFailsEveryRunMerges \
 	TestHostileText TestEveryFieldAtItsLimit TestEveryFieldOverItsLimit TestDefaultHistory \
-	TestSweepAutopilotAgainstFixedSettings TestSweepBatchModel TestHistoryReplaysItsQueue TestConsumingIsStepAndSubmit
+	TestSweepAutopilotAgainstFixedSettings TestSweepBatchModel TestHistoryReplaysItsQueue TestConsumingIsStepAndSubmit \
+	TestProperties TestCompressionRatio TestTrailingBomb TestBoundReaderKeepsDocumentsWellFormed
 empty :=
 space := $(empty) $(empty)
 SWEEPS_RE = ^($(subst $(space),|,$(strip $(SWEEPS))))$$
-SWEEP_PKGS = ./shared/mergequeue/queuesim/ ./shared/app/ ./shared/testhealth/healthsim/ ./shared/queueapi/ ./shared/mergequeue/
+SWEEP_PKGS = ./shared/mergequeue/queuesim/ ./shared/app/ ./shared/testhealth/healthsim/ ./shared/queueapi/ ./shared/mergequeue/ \
+	./shared/testhealth/bundle/ ./shared/testhealth/junit/
 # The suite builds with -trimpath: the build cache's keys then name no
 # folder, so a fresh clone, wherever it lies, reuses what an earlier clone
 # compiled (vet, staticcheck and the race builds cost a fresh clone a
