@@ -17,6 +17,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/internal/testkit/service"
 	"github.com/mainguard/mainguard/shared/repository"
 	"github.com/mainguard/mainguard/shared/store"
@@ -59,10 +60,8 @@ func newCIWorld(t *testing.T, buildProgram bool) *ciWorld {
 	t.Cleanup(srv.Close)
 	w := &ciWorld{t: t, root: root, svc: svc, base: base, token: svc.Tokens["acme"], bin: t.TempDir(), workspace: t.TempDir()}
 	if buildProgram {
-		build := exec.Command("go", "build", "-o", filepath.Join(w.bin, "mainguard"), "./cmd/mainguard")
-		build.Dir = root
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("go build: %v\n%s", err, out)
+		if err := os.Symlink(testkit.Program(t), filepath.Join(w.bin, "mainguard")); err != nil {
+			t.Fatal(err)
 		}
 	}
 	w.write("go.mod", "module sample\n\ngo 1.26\n")

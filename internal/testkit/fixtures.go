@@ -11,15 +11,18 @@ import (
 // working directory upwards: go test runs each package's tests in its own
 // folder, so a test in any package reads the same folder. (Not from this
 // file's own path: the suite builds with -trimpath, which hides it.)
-func JUnitDir() string {
+func JUnitDir() string { return filepath.Join(Root(), "testdata", "junit") }
+
+// Root is the repository's root: the folder of go.mod, found from the
+// working directory upwards.
+func Root() string {
 	dir, err := os.Getwd()
 	if err != nil {
 		panic("testkit: " + err.Error())
 	}
 	for {
-		junit := filepath.Join(dir, "testdata", "junit")
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return junit
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
