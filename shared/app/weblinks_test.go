@@ -59,7 +59,10 @@ func TestGoldenLinksOpen(t *testing.T) {
 		if w.Code != http.StatusSeeOther || len(cookies) != 1 {
 			t.Fatalf("sign in: %d %s", w.Code, w.Body)
 		}
-		for path := range links {
+		for path, opened := range links {
+			if opened {
+				continue // on an earlier harness
+			}
 			req := httptest.NewRequest(http.MethodGet, path, nil)
 			req.AddCookie(cookies[0])
 			w := httptest.NewRecorder()
@@ -73,6 +76,9 @@ func TestGoldenLinksOpen(t *testing.T) {
 	seeded.seedQueues(t)
 	open(seeded)
 	for _, sc := range eventScenarios {
+		if allOpened(links) {
+			break // every link of every golden file opened already
+		}
 		open(runScenario(t, sc, func(*harness) {}))
 	}
 	for path, opened := range links {
@@ -80,4 +86,13 @@ func TestGoldenLinksOpen(t *testing.T) {
 			t.Errorf("%s does not open on any harness", path)
 		}
 	}
+}
+
+func allOpened(links map[string]bool) bool {
+	for _, opened := range links {
+		if !opened {
+			return false
+		}
+	}
+	return true
 }
