@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -141,7 +142,8 @@ func TestTestBadInput(t *testing.T) {
 // TestTestNeverWorse: the service down, refusing the token, answering
 // 5xx, or hanging: one warning and the command's own code (a red build
 // stays red, a green one green), at most three tries, and a bounded time
-// after the command.
+// after the command. The cases run side by side, each in a checkout of its
+// own: most of their time is the waits between tries and the timeout.
 func TestTestNeverWorse(t *testing.T) {
 	t.Parallel()
 	w := newCIWorld(t, "acme")
@@ -164,13 +166,6 @@ func TestTestNeverWorse(t *testing.T) {
 	}
 	down := "http://" + ln.Addr().String()
 	ln.Close()
-	// 5xx on every call, counted.
-	var calls atomic.Int32
-	broken := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
-		http.Error(rw, "upstream exploded", http.StatusBadGateway)
-	}))
-	defer broken.Close()
 	// Hanging: answers nothing until the test ends.
 	release := make(chan struct{})
 	hanging := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
@@ -179,8 +174,8 @@ func TestTestNeverWorse(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	}))
-	defer hanging.Close()
-	defer close(release)
+	t.Cleanup(hanging.Close) // after the subtests, which run after this function returns
+	t.Cleanup(func() { close(release) })
 
 	for _, c := range []struct {
 		name string
@@ -189,33 +184,48 @@ func TestTestNeverWorse(t *testing.T) {
 		warn string
 	}{
 		{"down", map[string]string{"MAINGUARD_URL": down}, nil, "the results were not uploaded: nothing answers at"},
-		{"5xx", map[string]string{"MAINGUARD_URL": broken.URL}, nil, "the results were not uploaded: /metrics/createBundleUpload: 502 upstream exploded"},
+		{"5xx", nil, nil, "the results were not uploaded: /metrics/createBundleUpload: 502 upstream exploded"},
 		{"token refused", map[string]string{"MAINGUARD_TOKEN": "mg_" + strings.Repeat("x", 43)}, nil, "the results were not uploaded: the service refused the token"},
 		{"no token", map[string]string{"MAINGUARD_TOKEN": ""}, nil, "nothing uploaded: no token: give --token or set MAINGUARD_TOKEN"},
 		{"hanging", map[string]string{"MAINGUARD_URL": hanging.URL}, []string{"--timeout", "2s"}, "the results were not uploaded"},
 	} {
 		for _, code := range []int{1, 0} {
-			calls.Store(0)
-			args := append([]string{"test", "--junit", "r/*.xml"}, c.args...)
-			args = append(append(args, "--"), shWriting("r/r.xml", report, code)...)
-			done := make(chan struct{})
-			var out, errOut string
-			var got int
-			go func() { out, errOut, got = w.run(with(c.vars), args...); close(done) }()
-			// A guard against a hang, not a speed requirement: --timeout
-			// (default 60 s) bounds everything after the command.
-			select {
-			case <-done:
-			case <-time.After(3 * time.Minute):
-				t.Fatalf("%s: mainguard test did not return", c.name)
-			}
-			wantExit(t, c.name, got, code, out, errOut)
-			if lines := strings.Count(strings.TrimSpace(errOut), "\n") + 1; lines != 1 || !strings.Contains(errOut, "mainguard: warning: "+c.warn) {
-				t.Errorf("%s (command exit %d): want one warning with %q, got:\n%s", c.name, code, c.warn, errOut)
-			}
-			if c.name == "5xx" && calls.Load() != 3 {
-				t.Errorf("5xx: %d tries, want 3", calls.Load())
-			}
+			t.Run(fmt.Sprintf("%s exit %d", c.name, code), func(t *testing.T) {
+				t.Parallel()
+				vars := c.vars
+				// 5xx on every call, counted (for this case alone).
+				var calls atomic.Int32
+				if c.name == "5xx" {
+					broken := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+						calls.Add(1)
+						http.Error(rw, "upstream exploded", http.StatusBadGateway)
+					}))
+					defer broken.Close()
+					vars = map[string]string{"MAINGUARD_URL": broken.URL}
+				}
+				cw := *w // the same service, a checkout of its own
+				cw.t, cw.dir = t, t.TempDir()
+				args := append([]string{"test", "--junit", "r/*.xml"}, c.args...)
+				args = append(append(args, "--"), shWriting("r/r.xml", report, code)...)
+				done := make(chan struct{})
+				var out, errOut string
+				var got int
+				go func() { out, errOut, got = cw.run(with(vars), args...); close(done) }()
+				// A guard against a hang, not a speed requirement: --timeout
+				// (default 60 s) bounds everything after the command.
+				select {
+				case <-done:
+				case <-time.After(3 * time.Minute):
+					t.Fatalf("%s: mainguard test did not return", c.name)
+				}
+				wantExit(t, c.name, got, code, out, errOut)
+				if lines := strings.Count(strings.TrimSpace(errOut), "\n") + 1; lines != 1 || !strings.Contains(errOut, "mainguard: warning: "+c.warn) {
+					t.Errorf("%s (command exit %d): want one warning with %q, got:\n%s", c.name, code, c.warn, errOut)
+				}
+				if c.name == "5xx" && calls.Load() != 3 {
+					t.Errorf("5xx: %d tries, want 3", calls.Load())
+				}
+			})
 		}
 	}
 }

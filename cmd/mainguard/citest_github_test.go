@@ -144,10 +144,7 @@ func TestCheckRunOnePerCommit(t *testing.T) {
 // command, whose own exit code mainguard then answers, uploading nothing.
 func TestTestForwardsSIGTERM(t *testing.T) {
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "mainguard")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := mainguardBinary(t)
 	dir := t.TempDir()
 	script := `trap 'echo TERM > got-term; exit 143' TERM; echo ready; while :; do sleep 0.05; done`
 	cmd := exec.Command(bin, "test", "--junit", "r.xml", "--org", "acme", "--token", "mg_x", "--url", "http://127.0.0.1:1",

@@ -32,19 +32,17 @@ import (
 // server (else the restart could not use its data).
 func TestKilledServerFinishesItsIngest(t *testing.T) {
 	t.Parallel()
-	bin := filepath.Join(t.TempDir(), "mainguard")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := mainguardBinary(t)
 	dir := t.TempDir()
 	first := startServeProcess(t, bin, dir)
 	st := first.store(t)
 
-	// Enough tests that the ingest takes many batches (store.MaxBatchTests
-	// each, eight at a time), and no more, as each takes seconds on a busy
-	// machine: the server is killed once the first is recorded. Every
-	// tenth fails, so failed runs and their items are counted too.
-	const tests = 2_000
+	// Nine batches (store.MaxBatchTests tests each, eight recorded at a
+	// time): the ninth starts only once one of the first eight is recorded,
+	// and is a hundred sequential writes, so it is still going when the
+	// last of the first eight is recorded. Every tenth test fails, so
+	// failed runs and their items are counted too.
+	const tests = 9 * store.MaxBatchTests
 	names := make([]string, tests)
 	cases := make([]string, tests)
 	ids := make([]string, tests)
@@ -84,8 +82,29 @@ func TestKilledServerFinishesItsIngest(t *testing.T) {
 	}()
 
 	runs := testhealth.UploadRuns{Org: "local", Repo: ref, Upload: created.ID, SHA: sha}
+	// The server is looked at frozen (SIGSTOP), and let run again between
+	// looks until the ingest is one batch from its end (the first eight
+	// recorded, or the ninth, if it overtook one of them): frozen, it sends
+	// nothing more, so it stays frozen until the kill and the table holds
+	// what the kill leaves (but for writes already sent). Its upload is
+	// finished only once every batch is recorded, so fewer recorded than
+	// there are means the kill lands mid-ingest, however fast or slow the
+	// machine; and the restarted server skips the batches recorded and
+	// finishes the one half recorded, not the whole upload again.
+	pid := first.cmd.Process.Pid
+	t.Cleanup(func() { // before the SIGTERM of startServeProcess's cleanup, if the test failed while it was frozen
+		select {
+		case <-first.done:
+		default:
+			_ = syscall.Kill(pid, syscall.SIGCONT)
+		}
+	})
+	const batches = (tests + store.MaxBatchTests - 1) / store.MaxBatchTests
 	var done map[int]bool
-	testkit.Await(t, "a batch recorded", func() bool {
+	testkit.Await(t, "all batches but one recorded", func() bool {
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
 		var err error
 		if done, err = st.DoneBatches(context.Background(), runs); err != nil {
 			t.Fatal(err)
@@ -95,9 +114,18 @@ func TestKilledServerFinishesItsIngest(t *testing.T) {
 			t.Fatalf("the PUT ended before the kill (%v): no ingest to interrupt", err)
 		default:
 		}
-		return len(done) > 0
+		if len(done) < batches-1 && !done[batches-1] {
+			if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+				t.Fatal(err)
+			}
+			return false
+		}
+		return true
 	}, first.done, first.out.String)
-	java := dynamoLocalPID(t, first.cmd.Process.Pid, dir)
+	if up, err := st.GetUpload(context.Background(), "local", created.ID); err != nil || up.State == store.UploadIngested || len(done) >= batches {
+		t.Fatalf("the ingest ended before the server was frozen (%d of %d batches recorded, upload %+v, %v): no ingest to interrupt", len(done), batches, up, err)
+	}
+	java := dynamoLocalPID(t, pid, dir)
 	if java == 0 {
 		t.Fatal("the server runs no DynamoDB Local")
 	}
@@ -111,7 +139,7 @@ func TestKilledServerFinishesItsIngest(t *testing.T) {
 			t.Fatalf("DynamoDB Local (process %d) outlived the killed server", java)
 		}
 	}
-	t.Logf("killed the server with %d of %d batches recorded", len(done), (tests+store.MaxBatchTests-1)/store.MaxBatchTests)
+	t.Logf("killed the server with %d of %d batches recorded", len(done), batches)
 
 	second := startServeProcess(t, bin, dir)
 	answered := time.Now()
@@ -279,10 +307,14 @@ func TestStoreKilledUnderTraffic(t *testing.T) {
 }
 
 // faultToken is the organization "local"'s token in these tests' servers;
-// faultTick their scheduler's period.
+// faultTick their scheduler's period: serve's default, as a user runs it.
+// Neither test waits on a tick (an interrupted ingest is taken over at
+// start), and a tick still runs several times through each fault; a tick
+// a second was most of an idle server's CPU and its DynamoDB Local's
+// (2.7 s a minute against 1.1 s).
 const (
 	faultToken = "mg_fault_test_token"
-	faultTick  = time.Second
+	faultTick  = 5 * time.Second
 )
 
 // serveProcess is `mainguard serve` run as its own process, on its own
