@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mainguard/mainguard/internal/testkit"
 	"github.com/mainguard/mainguard/shared/github/githubsim"
 	"github.com/mainguard/mainguard/shared/healthsvc"
 	"github.com/mainguard/mainguard/shared/testhealth"
@@ -144,7 +145,7 @@ func TestCheckRunOnePerCommit(t *testing.T) {
 // command, whose own exit code mainguard then answers, uploading nothing.
 func TestTestForwardsSIGTERM(t *testing.T) {
 	t.Parallel()
-	bin := mainguardBinary(t)
+	bin := testkit.Program(t)
 	dir := t.TempDir()
 	script := `trap 'echo TERM > got-term; exit 143' TERM; echo ready; while :; do sleep 0.05; done`
 	cmd := exec.Command(bin, "test", "--junit", "r.xml", "--org", "acme", "--token", "mg_x", "--url", "http://127.0.0.1:1",

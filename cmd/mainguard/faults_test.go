@@ -32,7 +32,7 @@ import (
 // server (else the restart could not use its data).
 func TestKilledServerFinishesItsIngest(t *testing.T) {
 	t.Parallel()
-	bin := mainguardBinary(t)
+	bin := testkit.Program(t)
 	dir := t.TempDir()
 	first := startServeProcess(t, bin, dir)
 	st := first.store(t)

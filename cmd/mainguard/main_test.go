@@ -8,11 +8,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,42 +20,7 @@ import (
 	"github.com/mainguard/mainguard/shared/wiring"
 )
 
-func TestMain(m *testing.M) {
-	code := storetest.Main(m)
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
-	}
-	os.Exit(code)
-}
-
-// built is the program, built once for the tests that run it as its own
-// process: each `go build -o` of a new folder links it again, seconds of
-// CPU a time.
-var built struct {
-	once sync.Once
-	dir  string // removed by TestMain
-	bin  string
-	err  error
-}
-
-// mainguardBinary is the path of the program built from this package, the
-// same file for every test of the run.
-func mainguardBinary(t testing.TB) string {
-	t.Helper()
-	built.once.Do(func() {
-		if built.dir, built.err = os.MkdirTemp("", "mainguard-test-bin-"); built.err != nil {
-			return
-		}
-		built.bin = filepath.Join(built.dir, "mainguard")
-		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.bin
-}
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 // env is a getenv over a map.
 func getenvOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
