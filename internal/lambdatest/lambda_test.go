@@ -41,9 +41,7 @@ import (
 
 func TestMain(m *testing.M) {
 	code := storetest.Main(m)
-	if binaries.dir != "" {
-		os.RemoveAll(binaries.dir)
-	}
+	releaseBinaries()
 	os.Exit(code)
 }
 
