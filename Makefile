@@ -62,7 +62,9 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # queue tick by tick, one request after another, over paths the race run's
 # queue tests cross concurrently. TestConsumingIsStepAndSubmit compares
 # the simulator's in-place steps with the engine's, step after step, on
-# one goroutine.
+# one goroutine. TestTimelineOutlivesTheSnapshot (shared/web) is one too:
+# 200 submits and cancels of a PR, one request after another, to push a
+# PR's transitions out of the queue's snapshot.
 #
 # The sweeps run with GOGC=400: the simulators allocate a snapshot per
 # step, and the collector took half their CPU at the default (100); a
@@ -71,11 +73,13 @@ SWEEPS = TestBatchingWithBisection TestSameSeedSameResult TestOptimisticMergePro
 	TestFlakyRetriesProtectFromKnownFlakes TestFlakesEjectGoodPRs TestPoissonBelowCapacity TestLanesMatchTheModel \
 	TestUnknownFlakesAreNotRetried TestThroughputMatchesTheModel TestNothingFailsEveryRunMerges \
 	TestHostileText TestEveryFieldAtItsLimit TestEveryFieldOverItsLimit TestDefaultHistory \
-	TestSweepAutopilotAgainstFixedSettings TestSweepBatchModel TestHistoryReplaysItsQueue TestConsumingIsStepAndSubmit
+	TestSweepAutopilotAgainstFixedSettings TestSweepBatchModel TestHistoryReplaysItsQueue TestConsumingIsStepAndSubmit \
+	TestTimelineOutlivesTheSnapshot
 empty :=
 space := $(empty) $(empty)
 SWEEPS_RE = ^($(subst $(space),|,$(strip $(SWEEPS))))$$
-SWEEP_PKGS = ./shared/mergequeue/queuesim/ ./shared/app/ ./shared/testhealth/healthsim/ ./shared/queueapi/ ./shared/mergequeue/
+SWEEP_PKGS = ./shared/mergequeue/queuesim/ ./shared/app/ ./shared/testhealth/healthsim/ ./shared/queueapi/ ./shared/mergequeue/ \
+	./shared/web/
 # The suite builds with -trimpath: the build cache's keys then name no
 # folder, so a fresh clone, wherever it lies, reuses what an earlier clone
 # compiled (vet, staticcheck and the race builds cost a fresh clone a
