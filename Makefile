@@ -62,11 +62,14 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # queue tick by tick, one request after another, over paths the race run's
 # queue tests cross concurrently. TestConsumingIsStepAndSubmit compares
 # the simulator's in-place steps with the engine's, step after step, on
-# one goroutine. TestProperties (the engine's invariants over a hundred
-# generated queues), TestCompressionRatio and TestTrailingBomb (bundles of
-# tens of MB) and TestBoundReaderKeepsDocumentsWellFormed (every fixture
-# cut at every limit) exercise packages that start no goroutine, for 27 s
-# of CPU under the detector and 5 s without it.
+# one goroutine. TestTimelineOutlivesTheSnapshot (shared/web) is one too:
+# 200 submits and cancels of a PR, one request after another, to push a
+# PR's transitions out of the queue's snapshot. TestProperties (the
+# engine's invariants over a hundred generated queues), TestCompressionRatio
+# and TestTrailingBomb (bundles of tens of MB) and
+# TestBoundReaderKeepsDocumentsWellFormed (every fixture cut at every
+# limit) exercise packages that start no goroutine, for 27 s of CPU under
+# the detector and 5 s without it.
 # internal/sweeps checks that every name here is a test of a package in
 # SWEEP_PKGS, and of no other package (-skip leaves it out of every one).
 #
@@ -78,12 +81,13 @@ SWEEPS = TestBatchingWithBisection TestSameSeedSameResult TestOptimisticMergePro
 	TestUnknownFlakesAreNotRetried TestThroughputMatchesTheModel TestNothingFailsEveryRunMerges \
 	TestHostileText TestEveryFieldAtItsLimit TestEveryFieldOverItsLimit TestDefaultHistory \
 	TestSweepAutopilotAgainstFixedSettings TestSweepBatchModel TestHistoryReplaysItsQueue TestConsumingIsStepAndSubmit \
-	TestProperties TestCompressionRatio TestTrailingBomb TestBoundReaderKeepsDocumentsWellFormed
+	TestProperties TestCompressionRatio TestTrailingBomb TestBoundReaderKeepsDocumentsWellFormed \
+	TestTimelineOutlivesTheSnapshot
 empty :=
 space := $(empty) $(empty)
 SWEEPS_RE = ^($(subst $(space),|,$(strip $(SWEEPS))))$$
 SWEEP_PKGS = ./shared/mergequeue/queuesim/ ./shared/app/ ./shared/testhealth/healthsim/ ./shared/queueapi/ ./shared/mergequeue/ \
-	./shared/testhealth/bundle/ ./shared/testhealth/junit/
+	./shared/testhealth/bundle/ ./shared/testhealth/junit/ ./shared/web/
 # The suite builds with -trimpath: the build cache's keys then name no
 # folder, so a fresh clone, wherever it lies, reuses what an earlier clone
 # compiled (vet, staticcheck and the race builds cost a fresh clone a

@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/awslabs/goformation/v7/cloudformation"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mainguard/mainguard/internal/samtemplate"
@@ -41,9 +42,7 @@ import (
 
 func TestMain(m *testing.M) {
 	code := storetest.Main(m)
-	if binaries.dir != "" {
-		os.RemoveAll(binaries.dir)
-	}
+	releaseBinaries()
 	os.Exit(code)
 }
 
@@ -145,6 +144,13 @@ func newDeployment(t *testing.T) deployment {
 	return d
 }
 
+// template is template.yaml, parsed once for every function's environment
+// (a parse is a tenth of a second of CPU under the race detector); the
+// tests only read it.
+var template = sync.OnceValues(func() (*cloudformation.Template, error) {
+	return samtemplate.Parse("../../template.yaml")
+})
+
 // environment is what template.yaml gives the function, with the test's
 // stand-ins for what a deployment resolves (the table, the secrets' ARNs,
 // the GitHub parameter) and the endpoints of the local stand-ins; and it
@@ -152,7 +158,7 @@ func newDeployment(t *testing.T) deployment {
 // others.
 func (d deployment) environment(t *testing.T, w world, folder string) map[string]string {
 	t.Helper()
-	tpl, err := samtemplate.Parse("../../template.yaml")
+	tpl, err := template()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -513,6 +519,10 @@ func TestFunctionsAnswerAsTheLocalServer(t *testing.T) {
 	if got := localInvoke(t, local, "get-test-details", huge); !strings.Contains(string(got), `"statusCode":413`) {
 		t.Errorf("6 MB + 1 byte, local server: %.300s", got)
 	}
+
+	// Last, on the same deployment and world (the steps above are done
+	// with them): its own set-up would cost a world and a function start.
+	t.Run("GitHubSecretUnreadable", func(t *testing.T) { gitHubSecretUnreadable(t, dir, d, fw, fns["get-queue"]) })
 }
 
 func mergeHeaders(a, b map[string]string) map[string]string {
@@ -526,22 +536,18 @@ func mergeHeaders(a, b map[string]string) map[string]string {
 	return out
 }
 
-// TestGitHubSecretUnreadable: with the GitHub App's secret unreadable (its
+// gitHubSecretUnreadable: with the GitHub App's secret unreadable (its
 // grant taken away), the webhook function still starts and serves what
 // needs no GitHub, and answers 503 with a sentence only for a command that
-// must ask GitHub; functions without GitHub access serve as ever.
-func TestGitHubSecretUnreadable(t *testing.T) {
-	t.Parallel()
-	dir := build(t)
-	d := newDeployment(t)
-	w := newWorld(t)
+// must ask GitHub; functions without GitHub access (queue, get-queue
+// started with its template environment) serve as ever.
+func gitHubSecretUnreadable(t *testing.T, dir string, d deployment, w world, queue *function) {
 	env := d.environment(t, w, "github-webhook")
 	// Another key, granted only the webhook secret.
 	env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"], env["AWS_SESSION_TOKEN"] = "AKIDNOGITHUB", "no-github", ""
 	d.sm.AddIdentity(secretsim.Identity{AccessKey: "AKIDNOGITHUB", SecretKey: "no-github"})
 	d.sm.Allow("AKIDNOGITHUB", "secretsmanager:GetSecretValue", d.arns["GitHubWebhookSecret"])
 	hook := start(t, dir, "github-webhook", env)
-	queue := start(t, dir, "get-queue", d.environment(t, w, "get-queue"))
 
 	deliver := func(event, body string) (int, string) {
 		t.Helper()

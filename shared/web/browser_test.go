@@ -330,11 +330,13 @@ func signInWithBrowser(t *testing.T, ctx context.Context, e *env, path string) {
 // TestBrowserMergeQueue: a person signs in, opens the organization's home,
 // the queue with PRs in several states driven through the GitHub test
 // server, the timeline of a PR that failed and was tested again, and a
-// failed PR's page, from which they resubmit it.
+// failed PR's page, from which they resubmit it. Before, on the same
+// scene (pagesEnv: the queue and uploads), PageCalls counts each page's
+// DynamoDB calls.
 func TestBrowserMergeQueue(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
-	s := e.queueScene()
+	e, s, cookie, pages, logs := pagesEnv(t)
+	t.Run("PageCalls", func(t *testing.T) { pageCalls(t, e, cookie, pages, logs) })
 	ctx := tab(t)
 
 	signInWithBrowser(t, ctx, e, "/acme")

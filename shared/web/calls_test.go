@@ -27,7 +27,7 @@ type pageCase struct {
 // pagesEnv is the queue scene and the uploads, with a signed-in cookie
 // and every page of them; the middleware's log lines (with each request's
 // DynamoDB calls) go to the returned buffer.
-func pagesEnv(tb testing.TB) (*env, *http.Cookie, []pageCase, *testkit.SyncBuffer) {
+func pagesEnv(tb testing.TB) (*env, scene, *http.Cookie, []pageCase, *testkit.SyncBuffer) {
 	e := newEnv(tb)
 	s := e.queueScene()
 	e.uploadFlaky()
@@ -38,7 +38,7 @@ func pagesEnv(tb testing.TB) (*env, *http.Cookie, []pageCase, *testkit.SyncBuffe
 	u, _ := http.NewRequest(http.MethodGet, e.URL, nil)
 	cookie := c.Jar.Cookies(u.URL)[0]
 	id := e.testID("test_login")
-	return e, cookie, []pageCase{
+	return e, s, cookie, []pageCase{
 		{"org home", "/acme", 1 + 4},
 		{"org home p2", "/acme?repos_after=github.com%2Facme%2Fa", 1 + 4},
 		{"queue", "/acme/merge-queue/acme/web/main", 1},
@@ -74,12 +74,11 @@ func lastCalls(tb testing.TB, logs *testkit.SyncBuffer) int {
 	return l.Calls
 }
 
-// TestPageCalls: each page makes no more DynamoDB calls than its
-// handler's comment says (the session secret is read once per copy, by
-// the first page).
-func TestPageCalls(t *testing.T) {
-	t.Parallel()
-	e, cookie, pages, logs := pagesEnv(t)
+// pageCalls: each page makes no more DynamoDB calls than its handler's
+// comment says (the session secret is read once per copy, by the first
+// page). TestBrowserMergeQueue runs it first on its scene: making the
+// scene is most of the cost of either.
+func pageCalls(t *testing.T, e *env, cookie *http.Cookie, pages []pageCase, logs *testkit.SyncBuffer) {
 	serve(t, e, cookie, "/acme") // reads the session secret
 	for _, p := range pages {
 		serve(t, e, cookie, p.path)
@@ -97,7 +96,7 @@ func TestPageCalls(t *testing.T) {
 //
 //	go run ./internal/withdynamo go test -run '^$' -bench Pages ./shared/web/
 func BenchmarkPages(b *testing.B) {
-	e, cookie, pages, logs := pagesEnv(b)
+	e, _, cookie, pages, logs := pagesEnv(b)
 	serve(b, e, cookie, "/acme")
 	b.Run("bare GetItem", func(b *testing.B) {
 		in := &dynamodb.GetItemInput{TableName: aws.String(e.Table), Key: map[string]types.AttributeValue{

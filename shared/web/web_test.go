@@ -300,7 +300,9 @@ func TestStoredHTMLIsEscaped(t *testing.T) {
 // TestTimelineOutlivesTheSnapshot: a PR's timeline is still on its page
 // after the queue's snapshot dropped its transitions (it keeps the last
 // 200; another PR submitted and cancelled 101 times makes more), and a
-// PR with more transitions than a page reads says so.
+// PR with more transitions than a page reads says so. Its 200 requests,
+// one after another, run with the sweeps, without the race detector
+// (Makefile's SWEEPS).
 func TestTimelineOutlivesTheSnapshot(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
