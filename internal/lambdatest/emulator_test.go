@@ -40,7 +40,7 @@ func freePort(tb testing.TB) string {
 // (the emulator hands its environment to the function, as Lambda hands the
 // function's configuration), stopped when the test ends. The function
 // itself starts on the first invocation, as Lambda's init does.
-func start(tb testing.TB, dir, name string, env map[string]string) *function {
+func start(tb testing.TB, bins binaries, name string, env map[string]string) *function {
 	tb.Helper()
 	var list []string
 	for k, v := range env {
@@ -50,9 +50,9 @@ func start(tb testing.TB, dir, name string, env map[string]string) *function {
 	for attempt := 0; ; attempt++ {
 		api, rie := freePort(tb), freePort(tb)
 		out := &testkit.SyncBuffer{}
-		cmd := exec.Command(filepath.Join(dir, "aws-lambda-rie"),
+		cmd := exec.Command(filepath.Join(bins.rie, "aws-lambda-rie"),
 			"--runtime-interface-emulator-address", rie, "--runtime-api-address", api,
-			filepath.Join(dir, "functions", name))
+			filepath.Join(bins.functions, name))
 		cmd.Env, cmd.Stdout, cmd.Stderr = list, out, out
 		// Its own process group: the emulator starts the bootstrap, and both
 		// are stopped together.

@@ -40,11 +40,7 @@ import (
 	"github.com/mainguard/mainguard/shared/store/storetest"
 )
 
-func TestMain(m *testing.M) {
-	code := storetest.Main(m)
-	releaseBinaries()
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(storetest.Main(m)) }
 
 const (
 	token         = "mg_lambdatest_token_0123456789abcdefghijklmnopq"
@@ -355,7 +351,7 @@ func normalize(b []byte) string {
 // sends each the same events as the local server, in the same order.
 func TestFunctionsAnswerAsTheLocalServer(t *testing.T) {
 	t.Parallel()
-	dir := build(t)
+	bins := build(t)
 	d := newDeployment(t)
 	fw, lw := newWorld(t), newWorld(t)
 	local := localServer(t, lw)
@@ -366,7 +362,7 @@ func TestFunctionsAnswerAsTheLocalServer(t *testing.T) {
 	for _, f := range folders(t) {
 		env := d.environment(t, fw, f)
 		wg.Go(func() {
-			fn := start(t, dir, f, env)
+			fn := start(t, bins, f, env)
 			mu.Lock()
 			fns[f] = fn
 			mu.Unlock()
@@ -522,7 +518,7 @@ func TestFunctionsAnswerAsTheLocalServer(t *testing.T) {
 
 	// Last, on the same deployment and world (the steps above are done
 	// with them): its own set-up would cost a world and a function start.
-	t.Run("GitHubSecretUnreadable", func(t *testing.T) { gitHubSecretUnreadable(t, dir, d, fw, fns["get-queue"]) })
+	t.Run("GitHubSecretUnreadable", func(t *testing.T) { gitHubSecretUnreadable(t, bins, d, fw, fns["get-queue"]) })
 }
 
 func mergeHeaders(a, b map[string]string) map[string]string {
@@ -541,13 +537,13 @@ func mergeHeaders(a, b map[string]string) map[string]string {
 // needs no GitHub, and answers 503 with a sentence only for a command that
 // must ask GitHub; functions without GitHub access (queue, get-queue
 // started with its template environment) serve as ever.
-func gitHubSecretUnreadable(t *testing.T, dir string, d deployment, w world, queue *function) {
+func gitHubSecretUnreadable(t *testing.T, bins binaries, d deployment, w world, queue *function) {
 	env := d.environment(t, w, "github-webhook")
 	// Another key, granted only the webhook secret.
 	env["AWS_ACCESS_KEY_ID"], env["AWS_SECRET_ACCESS_KEY"], env["AWS_SESSION_TOKEN"] = "AKIDNOGITHUB", "no-github", ""
 	d.sm.AddIdentity(secretsim.Identity{AccessKey: "AKIDNOGITHUB", SecretKey: "no-github"})
 	d.sm.Allow("AKIDNOGITHUB", "secretsmanager:GetSecretValue", d.arns["GitHubWebhookSecret"])
-	hook := start(t, dir, "github-webhook", env)
+	hook := start(t, bins, "github-webhook", env)
 
 	deliver := func(event, body string) (int, string) {
 		t.Helper()
