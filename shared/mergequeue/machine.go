@@ -30,7 +30,9 @@ type machine struct {
 	evidence       map[string]*RunEvidence // by run id
 	// walked holds, during one evaluateLines in SINGLE mode, where walks
 	// of runs' PRs ahead of their batch ended (walkAhead).
-	walked map[string][2]int
+	// Keyed by the run's place in s.Runs, not its long id, which every
+	// entry of the line would hash.
+	walked map[*Run][2]int
 }
 
 func newMachine(s Snapshot, now time.Time, newID func() string) *machine {

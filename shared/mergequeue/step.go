@@ -510,7 +510,7 @@ func (m *machine) evaluateLines() {
 	if deps == nil {
 		// SINGLE mode: the entries of a batch share their run and what
 		// is ahead of it; its walk is made once (walkAhead).
-		m.walked = map[string][2]int{}
+		m.walked = map[*Run][2]int{}
 		defer func() { m.walked = nil }()
 	}
 	var kept []*Entry // SINGLE mode: the entries so far that still hold a place
@@ -640,19 +640,22 @@ func (m *machine) builtOn(r *Run, e *Entry, ahead []*Entry) bool {
 // with the same entries, as the line only grows during one evaluation.
 func (m *machine) walkAhead(r *Run, e *Entry, ahead []*Entry, resume bool) (differs *RunPR, short bool, self *RunPR) {
 	k, from := 0, 0
-	if w, ok := m.walked[r.ID]; resume && ok && w[1] <= len(ahead) {
+	if w, ok := m.walked[r]; resume && ok && w[1] <= len(ahead) {
 		from, k = w[0], w[1]
 	}
 	for i := from; i < len(r.PRs); i++ {
 		p := &r.PRs[i]
 		if resume && m.walked != nil && p.UnderTest && from == 0 {
-			m.walked[r.ID], from = [2]int{i, k}, i // the batch starts here; nothing differed
+			m.walked[r], from = [2]int{i, k}, i // the batch starts here; nothing differed
 		}
-		if p.EntryID == e.ID {
+		// The PR numbers first: an entry id is one PR's for good (entryOf),
+		// and ids of the same length differ only after a call to compare
+		// their bytes.
+		if p.PRNumber == e.PRNumber && p.EntryID == e.ID {
 			self = p
 			break
 		}
-		if k < len(ahead) && ahead[k].ID == p.EntryID && ahead[k].Episode == p.Episode && ahead[k].PR.HeadSHA == p.HeadSHA {
+		if k < len(ahead) && ahead[k].PRNumber == p.PRNumber && ahead[k].ID == p.EntryID && ahead[k].Episode == p.Episode && ahead[k].PR.HeadSHA == p.HeadSHA {
 			k++ // the common case first: an entry ahead is active, so never merged
 			continue
 		}
