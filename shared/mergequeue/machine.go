@@ -18,7 +18,7 @@ type machine struct {
 	// PR (entryOf): an index by id would hash every entry's long id on
 	// every step, the larger part of a step on a queue that keeps a day
 	// of finished entries.
-	entryByPR map[int]int
+	entryByPR prIndex
 	runByID   map[string]int
 
 	changedEntries []int // indexes into s.Entries, in first-change order
@@ -30,7 +30,9 @@ type machine struct {
 	evidence       map[string]*RunEvidence // by run id
 	// walked holds, during one evaluateLines in SINGLE mode, where walks
 	// of runs' PRs ahead of their batch ended (walkAhead).
-	walked map[string][2]int
+	// Keyed by the run's place in s.Runs, not its long id, which every
+	// entry of the line would hash.
+	walked map[*Run][2]int
 }
 
 func newMachine(s Snapshot, now time.Time, newID func() string) *machine {
@@ -39,10 +41,7 @@ func newMachine(s Snapshot, now time.Time, newID func() string) *machine {
 
 // index makes m's indexes of its snapshot and its empty records.
 func index(m *machine) *machine {
-	m.entryByPR = make(map[int]int, len(m.s.Entries))
-	for i := range m.s.Entries {
-		m.entryByPR[m.s.Entries[i].PRNumber] = i
-	}
+	m.entryByPR = newPRIndex(m.s.Entries)
 	m.runByID = make(map[string]int, len(m.s.Runs))
 	for i := range m.s.Runs {
 		m.runByID[m.s.Runs[i].ID] = i
@@ -89,7 +88,7 @@ func consumingMachine(s Snapshot, now time.Time, newID func() string) *machine {
 }
 
 func (m *machine) entryFor(pr int) (*Entry, bool) {
-	i, ok := m.entryByPR[pr]
+	i, ok := m.entryByPR.get(pr)
 	if !ok {
 		return nil, false
 	}
@@ -116,7 +115,7 @@ func (m *machine) run(id string) *Run {
 }
 
 func (m *machine) touchEntry(e *Entry) {
-	i := m.entryByPR[e.PRNumber]
+	i, _ := m.entryByPR.get(e.PRNumber)
 	if !m.entrySeen[i] {
 		m.entrySeen[i] = true
 		m.changedEntries = append(m.changedEntries, i)
@@ -134,7 +133,7 @@ func (m *machine) touchRun(r *Run) {
 func (m *machine) addEntry(e Entry) *Entry {
 	m.s.Entries = append(m.s.Entries, e)
 	i := len(m.s.Entries) - 1
-	m.entryByPR[e.PRNumber] = i
+	m.entryByPR.set(e.PRNumber, i)
 	return &m.s.Entries[i]
 }
 

@@ -32,10 +32,7 @@ func StepConsuming(s Snapshot, obs Observations, now time.Time, newID func() str
 }
 
 func (m *machine) step(obs Observations) (Snapshot, Output) {
-	prObs := make(map[int]*PRObservation, len(obs.PRs))
-	for i := range obs.PRs {
-		prObs[obs.PRs[i].Number] = &obs.PRs[i]
-	}
+	prObs := &prObservations{prs: obs.PRs}
 	if obs.BranchProtection != nil {
 		m.s.ProtectionContexts = slices.Clone(obs.BranchProtection.Contexts)
 		m.s.ProtectionKnown = true
@@ -65,16 +62,34 @@ func (m *machine) step(obs Observations) (Snapshot, Output) {
 	return m.finish()
 }
 
+// prObservations finds a step's observation of a PR by its number. Most
+// steps ask for none (only merge outcomes and retried merges do), so the
+// map is made at the first question.
+type prObservations struct {
+	prs []PRObservation
+	by  map[int]*PRObservation
+}
+
+func (p *prObservations) of(pr int) *PRObservation {
+	if p.by == nil {
+		p.by = make(map[int]*PRObservation, len(p.prs))
+		for i := range p.prs {
+			p.by[p.prs[i].Number] = &p.prs[i]
+		}
+	}
+	return p.by[pr]
+}
+
 // observeMerges folds in merge outcomes. A failure is believed only when the
 // same observations show the PR not merged: a retried merge of a PR that
 // the first attempt merged fails too.
-func (m *machine) observeMerges(results []MergeResult, prObs map[int]*PRObservation) {
+func (m *machine) observeMerges(results []MergeResult, prObs *prObservations) {
 	for _, r := range results {
 		e, ok := m.entryFor(r.PRNumber)
 		if !ok || e.Intent == nil || e.Intent.Key != r.Key || !e.Active() {
 			continue
 		}
-		o := prObs[r.PRNumber]
+		o := prObs.of(r.PRNumber)
 		switch {
 		case r.Merged:
 			m.mergedByQueue(e, r.SHA)
@@ -495,7 +510,7 @@ func (m *machine) evaluateLines() {
 	if deps == nil {
 		// SINGLE mode: the entries of a batch share their run and what
 		// is ahead of it; its walk is made once (walkAhead).
-		m.walked = map[string][2]int{}
+		m.walked = map[*Run][2]int{}
 		defer func() { m.walked = nil }()
 	}
 	var kept []*Entry // SINGLE mode: the entries so far that still hold a place
@@ -625,19 +640,22 @@ func (m *machine) builtOn(r *Run, e *Entry, ahead []*Entry) bool {
 // with the same entries, as the line only grows during one evaluation.
 func (m *machine) walkAhead(r *Run, e *Entry, ahead []*Entry, resume bool) (differs *RunPR, short bool, self *RunPR) {
 	k, from := 0, 0
-	if w, ok := m.walked[r.ID]; resume && ok && w[1] <= len(ahead) {
+	if w, ok := m.walked[r]; resume && ok && w[1] <= len(ahead) {
 		from, k = w[0], w[1]
 	}
 	for i := from; i < len(r.PRs); i++ {
 		p := &r.PRs[i]
 		if resume && m.walked != nil && p.UnderTest && from == 0 {
-			m.walked[r.ID], from = [2]int{i, k}, i // the batch starts here; nothing differed
+			m.walked[r], from = [2]int{i, k}, i // the batch starts here; nothing differed
 		}
-		if p.EntryID == e.ID {
+		// The PR numbers first: an entry id is one PR's for good (entryOf),
+		// and ids of the same length differ only after a call to compare
+		// their bytes.
+		if p.PRNumber == e.PRNumber && p.EntryID == e.ID {
 			self = p
 			break
 		}
-		if k < len(ahead) && ahead[k].ID == p.EntryID && ahead[k].Episode == p.Episode && ahead[k].PR.HeadSHA == p.HeadSHA {
+		if k < len(ahead) && ahead[k].PRNumber == p.PRNumber && ahead[k].ID == p.EntryID && ahead[k].Episode == p.Episode && ahead[k].PR.HeadSHA == p.HeadSHA {
 			k++ // the common case first: an entry ahead is active, so never merged
 			continue
 		}
@@ -1091,7 +1109,7 @@ func (m *machine) emitBuild(r *Run) {
 // (its base is no longer the tested one): if the PR is seen unmerged, the
 // intent is dropped and the entry restarts (or is cancelled, if that was
 // asked for meanwhile: a PR closed while its merge was in flight).
-func (m *machine) retries(prObs map[int]*PRObservation) {
+func (m *machine) retries(prObs *prObservations) {
 	for i := range m.s.Runs {
 		r := &m.s.Runs[i]
 		if r.Status == RunInProgress && r.HeadSHA == "" && !m.now.Before(r.BuildRequestedAt.Add(RetryInterval)) {
@@ -1110,7 +1128,7 @@ func (m *machine) retries(prObs map[int]*PRObservation) {
 			if e.Intent.BaseEpoch != m.s.BaseEpoch {
 				// Seen unmerged (open, or closed meanwhile): the merge
 				// did not happen and will not be repeated.
-				if o := prObs[e.PRNumber]; o != nil && o.State != PRMerged {
+				if o := prObs.of(e.PRNumber); o != nil && o.State != PRMerged {
 					e.Intent = nil
 					if reason := e.CancelRequested; reason != "" {
 						e.CancelRequested = ""

@@ -1,6 +1,7 @@
 package queuesim
 
 import (
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -58,10 +59,20 @@ func tickTime(k time.Duration) time.Time { return start.Add(k * tick) }
 // quietAt reports whether a step at time t, with nothing new observed,
 // would change nothing: no transition, no effect, no entry or run touched.
 // The step is discarded, with the ids it made.
+//
+// It is Step on a copy of the snapshot, made by hand: the copy's entries
+// go into a buffer the probes reuse (Step would allocate a fresh copy of a
+// day of finished entries for each, most of a run's garbage), and
+// StepConsuming writes them there in place; the transitions are clipped,
+// as Step clips them, so that the probe's appends never reach the
+// snapshot's.
 func (s *simulation) quietAt(t time.Time) bool {
 	s.probes++
 	n := 0
 	probeID := func() string { n++; return "probe-" + strconv.Itoa(n) }
-	_, out := mergequeue.Step(s.snap, s.world.standing(s.snap, s.active), t, probeID)
+	probe := s.snap
+	s.probeEntries = append(s.probeEntries[:0], s.snap.Entries...)
+	probe.Entries, probe.Transitions = s.probeEntries, slices.Clip(s.snap.Transitions)
+	_, out := mergequeue.StepConsuming(probe, s.world.standing(s.snap, s.active), t, probeID)
 	return len(out.Effects) == 0 && len(out.Transitions) == 0 && len(out.Entries) == 0 && len(out.Runs) == 0
 }

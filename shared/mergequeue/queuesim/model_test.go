@@ -35,28 +35,33 @@ func TestSweepBatchModel(t *testing.T) {
 	}
 	measured := make([]float64, len(points))
 	predicted := make([]mergequeue.Prediction, len(points))
-	for i, pt := range points {
-		t.Run(fmt.Sprintf("p=%g%%/C=%d/B=%d", 100*pt.p, pt.c, pt.b), func(t *testing.T) {
-			r := mustRun(t, Config{
-				Queue: mergequeue.QueuePatch{Concurrency: ptr(pt.c), BisectionConcurrency: ptr(pt.c), Batch: ptr(pt.b > 1), BatchingMinSize: ptr(pt.b)},
-				PRs:   prs / 2, BadRate: pt.p, TestTime: testTime, Seed: 1,
+	// The points run side by side (each on one goroutine): the group
+	// returns when all have, and the ranking below reads them all.
+	t.Run("points", func(t *testing.T) {
+		for i, pt := range points {
+			t.Run(fmt.Sprintf("p=%g%%/C=%d/B=%d", 100*pt.p, pt.c, pt.b), func(t *testing.T) {
+				t.Parallel()
+				r := mustRun(t, Config{
+					Queue: mergequeue.QueuePatch{Concurrency: ptr(pt.c), BisectionConcurrency: ptr(pt.c), Batch: ptr(pt.b > 1), BatchingMinSize: ptr(pt.b)},
+					PRs:   prs / 2, BadRate: pt.p, TestTime: testTime, Seed: 1,
+				})
+				x := mergequeue.Predict(pt.p, 0, mergequeue.Plan{Concurrency: pt.c, Batch: pt.b, Bisection: pt.c, Rerun: true})
+				perT := perT(r.Merged, r.Elapsed, testTime)
+				measured[i], predicted[i] = perT, x
+				t.Logf("merges/T %.3f, model %.3f (ratio %.3f); CI runs per merge %.3f, model %.3f (ratio %.3f)",
+					perT, x.MergesPerRun, perT/x.MergesPerRun, r.RunsPerMerge, x.RunsPerMerge, r.RunsPerMerge/x.RunsPerMerge)
+				if math.Abs(perT/x.MergesPerRun-1) > 0.05 {
+					t.Errorf("merges per T %.3f is not within 5%% of the model's %.3f", perT, x.MergesPerRun)
+				}
+				if math.Abs(r.RunsPerMerge/x.RunsPerMerge-1) > 0.05 {
+					t.Errorf("CI runs per merge %.3f is not within 5%% of the model's %.3f", r.RunsPerMerge, x.RunsPerMerge)
+				}
+				if r.BadMerged != 0 || r.BadFailed != r.Bad {
+					t.Errorf("bad PRs: %d merged, %d of %d failed", r.BadMerged, r.BadFailed, r.Bad)
+				}
 			})
-			x := mergequeue.Predict(pt.p, 0, mergequeue.Plan{Concurrency: pt.c, Batch: pt.b, Bisection: pt.c, Rerun: true})
-			perT := perT(r.Merged, r.Elapsed, testTime)
-			measured[i], predicted[i] = perT, x
-			t.Logf("merges/T %.3f, model %.3f (ratio %.3f); CI runs per merge %.3f, model %.3f (ratio %.3f)",
-				perT, x.MergesPerRun, perT/x.MergesPerRun, r.RunsPerMerge, x.RunsPerMerge, r.RunsPerMerge/x.RunsPerMerge)
-			if math.Abs(perT/x.MergesPerRun-1) > 0.05 {
-				t.Errorf("merges per T %.3f is not within 5%% of the model's %.3f", perT, x.MergesPerRun)
-			}
-			if math.Abs(r.RunsPerMerge/x.RunsPerMerge-1) > 0.05 {
-				t.Errorf("CI runs per merge %.3f is not within 5%% of the model's %.3f", r.RunsPerMerge, x.RunsPerMerge)
-			}
-			if r.BadMerged != 0 || r.BadFailed != r.Bad {
-				t.Errorf("bad PRs: %d merged, %d of %d failed", r.BadMerged, r.BadFailed, r.Bad)
-			}
-		})
-	}
+		}
+	})
 	for i := range points {
 		for j := range points {
 			if points[i].p != points[j].p || points[i].c != points[j].c || measured[i] <= 1.1*measured[j] {

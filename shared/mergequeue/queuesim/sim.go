@@ -44,6 +44,7 @@ type simulation struct {
 	lastSubmit  time.Time
 
 	steps, probes int
+	probeEntries  []mergequeue.Entry           // the probes' copy of the entries (quietAt)
 	retries       int                          // flaky retries taken
 	autopilot     []mergequeue.AutopilotChange // the autopilot's changes, from its events
 }

@@ -24,6 +24,13 @@ type world struct {
 
 	events   map[string]int // events by type
 	statuses int
+
+	// prObs and targetObs hold the last standing observations' PRs and
+	// targets, written over by the next: the engine reads observations
+	// only during the step they are passed to, and a step (or probe) at
+	// every event made most of a run's garbage.
+	prObs     []mergequeue.PRObservation
+	targetObs []mergequeue.TargetsObservation
 }
 
 // pullRequest is a PR as GitHub holds it, with what the simulation keeps
@@ -152,21 +159,25 @@ func (w *world) observe(now time.Time, snap mergequeue.Snapshot, active []int) m
 // when the queue is (or is becoming) PARALLEL, and what direct merge asks
 // of its candidate.
 func (w *world) standing(snap mergequeue.Snapshot, active []int) mergequeue.Observations {
+	w.prObs, w.targetObs = w.prObs[:0], w.targetObs[:0]
+	parallel := snap.Queue.Mode == mergequeue.ModeParallel || snap.Queue.NextMode == mergequeue.ModeParallel
+	for _, n := range active {
+		p := w.pr(n)
+		w.prObs = append(w.prObs, mergequeue.PRObservation{
+			Number: n, State: p.state, MergeSHA: p.mergeSHA, HeadSHA: p.head, BaseBranch: branch,
+			Mergeability: mergequeue.Mergeable, Title: p.title, Author: "sim",
+		})
+		if parallel {
+			w.targetObs = append(w.targetObs, mergequeue.TargetsObservation{PRNumber: n, HeadSHA: p.head, Targets: p.targets})
+		}
+	}
 	o := mergequeue.Observations{
 		TargetHeadSHA:    w.head,
 		BranchProtection: &mergequeue.BranchProtection{Contexts: defaultContexts},
-		PRs:              make([]mergequeue.PRObservation, len(active)),
+		PRs:              w.prObs,
 	}
-	parallel := snap.Queue.Mode == mergequeue.ModeParallel || snap.Queue.NextMode == mergequeue.ModeParallel
-	for i, n := range active {
-		p := w.pr(n)
-		o.PRs[i] = mergequeue.PRObservation{
-			Number: n, State: p.state, MergeSHA: p.mergeSHA, HeadSHA: p.head, BaseBranch: branch,
-			Mergeability: mergequeue.Mergeable, Title: p.title, Author: "sim",
-		}
-		if parallel {
-			o.Targets = append(o.Targets, mergequeue.TargetsObservation{PRNumber: n, HeadSHA: p.head, Targets: p.targets})
-		}
+	if parallel {
+		o.Targets = w.targetObs
 	}
 	o.Direct = w.direct(snap, o.PRs)
 	return o
