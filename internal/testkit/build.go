@@ -30,8 +30,13 @@ func Program(tb testing.TB) string {
 // every dependency as the build cache holds it. A test process, a second
 // run and another clone of the same code find it there and link nothing;
 // changed code, or another Go, is another folder.
+//
+// The programs carry no commit (-buildvcs=false): stamped, each commit's
+// main packages compile anew, and a fresh clone of a new commit, CI's
+// case, would link everything again for a version string no test reads.
 func Built(tb testing.TB, flags []string, pkgs ...string) string {
 	tb.Helper()
+	flags = append([]string{"-buildvcs=false"}, flags...)
 	args := append(append([]string{}, flags...), pkgs...)
 	return cached(tb, "build "+strings.Join(args, " "), func() (string, error) {
 		list := append(append([]string{"list", "-deps", "-export", "-f", "{{.ImportPath}} {{.Export}}"}, flags...), pkgs...)
