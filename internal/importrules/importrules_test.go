@@ -78,7 +78,7 @@ var layers = map[layer][]string{
 	composition: {"shared/lambdafn", "shared/app", "functions/...", "shared/wiring", "shared/wiring/..."},
 	commands:    {"cmd/..."},
 	support: {"internal/...", "shared/store/storetest", "shared/github/githubsim", "shared/secrets/secretsim",
-		"shared/queuemetrics/promtooltest", "shared/dynamolocal"},
+		"shared/queuemetrics/promtooltest", "shared/dynamolocal", "shared/localport"},
 }
 
 // allowed are the layers a layer's packages may import, their own

@@ -3,17 +3,18 @@ package readmetour
 import (
 	"bufio"
 	"context"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mainguard/mainguard/internal/testkit"
+	"github.com/mainguard/mainguard/shared/localport"
 )
 
 // The README marks the tour's blocks by their info string: "sh tour-server"
@@ -49,14 +50,15 @@ func blocks(markdown, info string) []string {
 	return out
 }
 
+// freeAddr is a free loopback address for one of the tour's servers,
+// which binds it seconds later (localport).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := localport.Free()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return "127.0.0.1:" + strconv.Itoa(port)
 }
 
 // TestREADMETour follows the README's tour literally on a fresh working

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mainguard/mainguard/shared/localport"
 )
 
 // Options say where DynamoDB Local keeps its data.
@@ -110,7 +111,7 @@ func Start(ctx context.Context, opt Options) (*Instance, error) {
 	}
 	port := opt.Port
 	if port == 0 {
-		if port, err = freePort(); err != nil {
+		if port, err = localport.Free(); err != nil {
 			return nil, err
 		}
 	}
@@ -244,15 +245,6 @@ func (in *Instance) Stop() {
 			<-in.done
 		}
 	})
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("dynamolocal: find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Supervised is a DynamoDB Local that is started again, on the same port
