@@ -73,6 +73,11 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # internal/sweeps checks that every name here is a test of a package in
 # SWEEP_PKGS, and of no other package (-skip leaves it out of every one).
 #
+# The race run tests four packages at a time (go test's -p; the default
+# is one per core): its packages mostly wait, on DynamoDB Local, on the
+# processes they start, on GitHub's and Lambda's stand-ins, and two at a
+# time left the cores idle for minutes once the sweeps had ended.
+#
 # The sweeps run with GOGC=400: the simulators allocate a snapshot per
 # step, and the collector took half their CPU at the default (100); a
 # heap four times larger (tens of MB) halves it.
@@ -100,7 +105,7 @@ test: deps promtool chromium pytest
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) run ./internal/withdynamo sh -c 'GOGC=400 $(GO) test -vet=off -count=1 -timeout 20m -run "$(SWEEPS_RE)" $(SWEEP_PKGS) & sweeps=$$!; \
-	  $(GO) test -race -vet=off -count=1 -timeout 20m -skip "$(SWEEPS_RE)" ./...; race=$$?; wait $$sweeps && exit $$race'
+	  $(GO) test -race -p 4 -vet=off -count=1 -timeout 20m -skip "$(SWEEPS_RE)" ./...; race=$$?; wait $$sweeps && exit $$race'
 
 # Benchmarks of the request path against DynamoDB Local (see README).
 bench: deps
