@@ -10,12 +10,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/mainguard/mainguard/internal/testkit"
+	"github.com/mainguard/mainguard/shared/localport"
 )
 
 // function is one function running under the emulator.
@@ -25,15 +27,16 @@ type function struct {
 	out  *testkit.SyncBuffer
 }
 
-// freePort is a loopback port nothing listened on a moment ago.
+// freePort is a loopback address nothing listened on a moment ago, below
+// the ports outgoing connections take (localport): the emulator binds its
+// runtime API's only when the function first starts.
 func freePort(tb testing.TB) string {
 	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := localport.Free()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return "127.0.0.1:" + strconv.Itoa(port)
 }
 
 // start runs the function's bootstrap under the emulator with exactly env
