@@ -566,9 +566,14 @@ func gitHubSecretUnreadable(t *testing.T, bins binaries, d deployment, w world, 
 		t.Errorf("a command with the App's secret unreadable: %d %s", code, body)
 	}
 	// The 503 is the secret's doing, not another failure of the call to
-	// GitHub: the function's log says which secret, and why.
-	if !strings.Contains(hook.out.String(), "the deployment's github-app secret cannot be read (Secrets Manager answered AccessDeniedException)") {
-		t.Errorf("the function's log does not put the 503 down to the App's secret:\n%s", hook.out)
+	// GitHub: the function's log says which secret, and why. The log
+	// reaches us through the emulator, maybe after the answer: a minute's
+	// guard against a hang, not a speed requirement.
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(hook.out.String(), "the deployment's github-app secret cannot be read (Secrets Manager answered AccessDeniedException)"); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Errorf("the function's log does not put the 503 down to the App's secret:\n%s", hook.out)
+			break
+		}
 	}
 	if code, out := queue.invoke(t, httpEvent("POST", "/v1/getQueue", `{"repo":{"host":"github.com","owner":"acme","name":"web"},"targetBranch":"main"}`, nil)); code != 200 || !strings.Contains(string(out), `"statusCode":404`) {
 		t.Errorf("get-queue, its App secret unreadable, on a claimed repository: %d %s", code, out)

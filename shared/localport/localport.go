@@ -7,16 +7,25 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
-// Free returns a port no program listens on. It lies below the range the
-// system hands out to outgoing connections and to listeners on port 0:
-// the server binds it seconds later (a JVM's start), and a port of that
-// range could be taken by then by any connection made meanwhile, which is
-// many on a machine running a test suite. Below it, only a listener that
-// names the port takes it.
+// reservedFor is how long a port handed out stays reserved for the
+// process it was handed to: far longer than any server takes to bind it.
+const reservedFor = 15 * time.Minute
+
+// Free returns a port no program listens on, for a server that binds it
+// later (seconds later, after a JVM's start, or minutes later in a test).
+//
+// It lies below the range the system hands out to outgoing connections and
+// to listeners on port 0, where any connection made meanwhile could take
+// it; below it, only a listener that names the port does. And it is
+// reserved: a file per port under the temporary folder, made exclusively,
+// keeps other processes calling Free (two test suites side by side) from
+// handing out the same port before its server binds it.
 func Free() (int, error) {
 	low := 32768 // Linux's default start of the range
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
@@ -26,12 +35,33 @@ func Free() (int, error) {
 			}
 		}
 	}
-	for range 100 {
-		port := low - 1 - rand.IntN(min(low-1025, 8192))
+	dir := filepath.Join(os.TempDir(), "mainguard-ports")
+	_ = os.MkdirAll(dir, 0o777)
+	for range 200 {
+		port := 1024 + rand.IntN(low-1024)
+		if !reserve(filepath.Join(dir, strconv.Itoa(port))) {
+			continue
+		}
 		if ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
 			ln.Close()
 			return port, nil
 		}
 	}
 	return 0, errors.New("localport: no free port on 127.0.0.1 below " + strconv.Itoa(low))
+}
+
+// reserve makes the reservation file, or takes over one older than
+// reservedFor; it reports whether the port is this process's now.
+func reserve(path string) bool {
+	if info, err := os.Stat(path); err == nil {
+		if time.Since(info.ModTime()) < reservedFor {
+			return false
+		}
+		_ = os.Remove(path)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o666)
+	if err != nil {
+		return false
+	}
+	return f.Close() == nil
 }

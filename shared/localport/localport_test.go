@@ -9,20 +9,26 @@ import (
 )
 
 // TestFreeIsBelowTheEphemeralRange: the port is free (a listener takes
-// it) and lies below the range outgoing connections take theirs from.
+// it), lies below the range outgoing connections take theirs from, and is
+// never handed out twice while reserved.
 func TestFreeIsBelowTheEphemeralRange(t *testing.T) {
+	seen := map[int]bool{}
 	low := 32768
 	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
 		low, _ = strconv.Atoi(strings.Fields(string(b))[0])
 	}
-	for range 20 {
+	for range 200 {
 		port, err := Free()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if port >= low || port <= 1024 {
-			t.Errorf("port %d, want one in [1025, %d)", port, low)
+		if port >= low || port < 1024 {
+			t.Errorf("port %d, want one in [1024, %d)", port, low)
 		}
+		if seen[port] {
+			t.Errorf("port %d handed out twice", port)
+		}
+		seen[port] = true
 		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
 			t.Fatalf("port %d is not free: %v", port, err)
