@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,11 +31,11 @@ type function struct {
 // runtime API's only when the function first starts.
 func freePort(tb testing.TB) string {
 	tb.Helper()
-	port, err := localport.Free()
+	addr, err := localport.Addr()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return "127.0.0.1:" + strconv.Itoa(port)
+	return addr
 }
 
 // start runs the function's bootstrap under the emulator with exactly env

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -54,11 +53,11 @@ func blocks(markdown, info string) []string {
 // which binds it seconds later (localport).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	port, err := localport.Free()
+	addr, err := localport.Addr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return "127.0.0.1:" + strconv.Itoa(port)
+	return addr
 }
 
 // TestREADMETour follows the README's tour literally on a fresh working

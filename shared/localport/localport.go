@@ -27,14 +27,7 @@ const reservedFor = 15 * time.Minute
 // keeps other processes calling Free (two test suites side by side) from
 // handing out the same port before its server binds it.
 func Free() (int, error) {
-	low := 32768 // Linux's default start of the range
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) == 2 {
-			if n, err := strconv.Atoi(f[0]); err == nil && n > 2048 {
-				low = n
-			}
-		}
-	}
+	low := ephemeralStart()
 	dir := filepath.Join(os.TempDir(), "mainguard-ports")
 	_ = os.MkdirAll(dir, 0o777)
 	for range 200 {
@@ -48,6 +41,27 @@ func Free() (int, error) {
 		}
 	}
 	return 0, errors.New("localport: no free port on 127.0.0.1 below " + strconv.Itoa(low))
+}
+
+// Addr is Free's port as a loopback address, host:port.
+func Addr() (string, error) {
+	port, err := Free()
+	if err != nil {
+		return "", err
+	}
+	return "127.0.0.1:" + strconv.Itoa(port), nil
+}
+
+// ephemeralStart is the first port of the system's ephemeral range.
+func ephemeralStart() int {
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 2048 {
+				return n
+			}
+		}
+	}
+	return 32768 // Linux's default
 }
 
 // reserve makes the reservation file, or takes over one older than

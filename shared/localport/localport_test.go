@@ -2,9 +2,7 @@ package localport
 
 import (
 	"net"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 )
 
@@ -13,10 +11,7 @@ import (
 // never handed out twice while reserved.
 func TestFreeIsBelowTheEphemeralRange(t *testing.T) {
 	seen := map[int]bool{}
-	low := 32768
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		low, _ = strconv.Atoi(strings.Fields(string(b))[0])
-	}
+	low := ephemeralStart()
 	for range 200 {
 		port, err := Free()
 		if err != nil {
