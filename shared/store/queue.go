@@ -9,10 +9,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -114,26 +114,59 @@ type QueueRecord struct {
 // (mergequeue.Snapshot.Active).
 func (r QueueRecord) Active() bool { return r.Snapshot.Active() }
 
-func encodeSnapshot(s mergequeue.Snapshot) ([]byte, error) {
+func encodeSnapshot(s mergequeue.Snapshot) ([]byte, error) { return gzipJSON(s) }
+
+func decodeSnapshot(b []byte, s *mergequeue.Snapshot) error {
+	if err := gunzipJSON(b, s); err != nil {
+		return errs.Wrap(errs.Internal, err, "store failure: queue snapshot")
+	}
+	return nil
+}
+
+// gzip's compressor holds about 800 KB of tables and its decompressor
+// tens of KB: made afresh for every snapshot written or read, they were
+// most of a queue write's allocation. A Lambda copy serves one request at
+// a time, so the pools keep one of each warm.
+var (
+	gzipWriters sync.Pool // *gzip.Writer
+	gzipReaders sync.Pool // *gzip.Reader
+)
+
+// gzipJSON is v as gzipped JSON.
+func gzipJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if err := json.NewEncoder(zw).Encode(s); err != nil {
+	zw, _ := gzipWriters.Get().(*gzip.Writer)
+	if zw == nil {
+		zw = gzip.NewWriter(&buf)
+	} else {
+		zw.Reset(&buf)
+	}
+	if err := json.NewEncoder(zw).Encode(v); err != nil {
 		return nil, errs.Wrap(errs.Internal, err, "store failure")
 	}
 	if err := zw.Close(); err != nil {
 		return nil, errs.Wrap(errs.Internal, err, "store failure")
 	}
+	gzipWriters.Put(zw)
 	return buf.Bytes(), nil
 }
 
-func decodeSnapshot(b []byte, s *mergequeue.Snapshot) error {
-	zr, err := gzip.NewReader(bytes.NewReader(b))
+// gunzipJSON decodes gzipped JSON b into v.
+func gunzipJSON(b []byte, v any) error {
+	zr, _ := gzipReaders.Get().(*gzip.Reader)
+	var err error
+	if zr == nil {
+		zr, err = gzip.NewReader(bytes.NewReader(b))
+	} else {
+		err = zr.Reset(bytes.NewReader(b))
+	}
 	if err != nil {
-		return errs.Wrap(errs.Internal, err, "store failure: queue snapshot")
+		return err
 	}
-	if err := json.NewDecoder(zr).Decode(s); err != nil {
-		return errs.Wrap(errs.Internal, err, "store failure: queue snapshot")
+	if err := json.NewDecoder(zr).Decode(v); err != nil {
+		return err
 	}
+	gzipReaders.Put(zr)
 	return nil
 }
 
@@ -818,15 +851,10 @@ func targetsPK(r QueueRecord, pr int, sha string) string {
 // many chunks make it, so a reader never sees half a list.
 func (s *Store) PutImpactedTargets(ctx context.Context, r QueueRecord, pr int, sha string, t ImpactedTargets) error {
 	pk := targetsPK(r, pr, sha)
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if err := json.NewEncoder(zw).Encode(t.Targets); err != nil {
-		return errs.Wrap(errs.Internal, err, "store failure")
+	data, err := gzipJSON(t.Targets)
+	if err != nil {
+		return err
 	}
-	if err := zw.Close(); err != nil {
-		return errs.Wrap(errs.Internal, err, "store failure")
-	}
-	data := buf.Bytes()
 	var g [8]byte
 	_, _ = rand.Read(g[:])
 	gen := hex.EncodeToString(g[:]) // chunks of an older write are never mixed in
@@ -890,15 +918,7 @@ func (s *Store) GetImpactedTargets(ctx context.Context, r QueueRecord, pr int, s
 			parts[i] = b.Value
 		}
 	}
-	zr, err := gzip.NewReader(bytes.NewReader(bytes.Join(parts, nil)))
-	if err != nil {
-		return t, false, errs.Wrap(errs.Internal, err, "store failure: impacted targets")
-	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		return t, false, errs.Wrap(errs.Internal, err, "store failure: impacted targets")
-	}
-	if err := json.Unmarshal(raw, &t.Targets); err != nil {
+	if err := gunzipJSON(bytes.Join(parts, nil), &t.Targets); err != nil {
 		return t, false, errs.Wrap(errs.Internal, err, "store failure: impacted targets")
 	}
 	return t, true, nil
