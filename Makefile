@@ -78,6 +78,12 @@ STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 # processes they start, on GitHub's and Lambda's stand-ins, and two at a
 # time left the cores idle for minutes once the sweeps had ended.
 #
+# Test binaries link without DWARF (-ldflags=-w): nothing in the suite
+# reads it (race reports and panics take files and lines from the
+# binary's own tables), and the links were a tenth of the suite's CPU,
+# DWARF a third of each. GORACE's atexit_sleep_ms=0 drops the second the
+# race detector otherwise waits before every test binary exits.
+#
 # The sweeps run with GOGC=400: the simulators allocate a snapshot per
 # step, and the collector took half their CPU at the default (100); a
 # heap four times larger (tens of MB) halves it.
@@ -104,8 +110,8 @@ test: deps promtool chromium pytest
 	@test -z "$$(gofmt -l cmd functions shared internal docs)" || { echo "gofmt needed:"; gofmt -l cmd functions shared internal docs; exit 1; }
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run go mod tidy"; $(GO) mod tidy -diff; exit 1; }
 	$(GO) run $(STATICCHECK) ./...
-	$(GO) run ./internal/withdynamo sh -c 'GOGC=400 $(GO) test -vet=off -count=1 -timeout 20m -run "$(SWEEPS_RE)" $(SWEEP_PKGS) & sweeps=$$!; \
-	  $(GO) test -race -p 4 -vet=off -count=1 -timeout 20m -skip "$(SWEEPS_RE)" ./...; race=$$?; wait $$sweeps && exit $$race'
+	$(GO) run ./internal/withdynamo sh -c 'GOGC=400 $(GO) test -ldflags=-w -vet=off -count=1 -timeout 20m -run "$(SWEEPS_RE)" $(SWEEP_PKGS) & sweeps=$$!; \
+	  GORACE=atexit_sleep_ms=0 $(GO) test -race -p 4 -ldflags=-w -vet=off -count=1 -timeout 20m -skip "$(SWEEPS_RE)" ./...; race=$$?; wait $$sweeps && exit $$race'
 
 # Benchmarks of the request path against DynamoDB Local (see README).
 bench: deps
