@@ -22,6 +22,8 @@ import (
 type gitRepo struct {
 	dir     string
 	cache   gitCache     // what git already answered (gitcache.go)
+	refw    refWriter    // the branch writes' git (refwriter.go), under cache.mu
+	objects objectReader // the object reads' git (objects.go)
 	started atomic.Int64 // git processes run, which the cache's test counts
 }
 
@@ -64,21 +66,9 @@ func exitError(args []string, code int, out string) error {
 // runCode runs git and returns its exit code instead of failing on a non-zero
 // one, for the commands (merge-tree, merge-base) whose exit code is an answer.
 func (g *gitRepo) runCode(stdin []byte, env []string, args ...string) (string, int, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	g.started.Add(1)
-	cmd := exec.CommandContext(ctx, gitPath(), args...)
-	cmd.Dir = g.dir
-	// Isolate from the user's and the system's configuration: hooks, signing
-	// or a default branch name set there must not change what the sim does.
-	cmd.Env = append(os.Environ(),
-		"GIT_DIR="+g.dir,
-		"GIT_CONFIG_NOSYSTEM=1",
-		"GIT_CONFIG_GLOBAL="+os.DevNull,
-		"GIT_TERMINAL_PROMPT=0",
-		"LC_ALL=C",
-	)
-	cmd.Env = append(cmd.Env, env...)
+	cmd := g.command(ctx, env, args...)
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
@@ -94,6 +84,28 @@ func (g *gitRepo) runCode(stdin []byte, env []string, args ...string) (string, i
 		return "", -1, fmt.Errorf("git %s: %w", strings.Join(args, " "), err)
 	}
 	return out.String(), 0, nil
+}
+
+// gitTimeout bounds one git command: a guard against a hang, not a speed
+// requirement.
+const gitTimeout = 30 * time.Second
+
+// command is git with args on this repository, counted in started.
+func (g *gitRepo) command(ctx context.Context, env []string, args ...string) *exec.Cmd {
+	g.started.Add(1)
+	cmd := exec.CommandContext(ctx, gitPath(), args...)
+	cmd.Dir = g.dir
+	// Isolate from the user's and the system's configuration: hooks, signing
+	// or a default branch name set there must not change what the sim does.
+	cmd.Env = append(os.Environ(),
+		"GIT_DIR="+g.dir,
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_TERMINAL_PROMPT=0",
+		"LC_ALL=C",
+	)
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
 }
 
 func initBare(dir, defaultBranch string) (*gitRepo, error) {
@@ -134,9 +146,14 @@ func (g *gitRepo) resolve(rev string) string {
 			arg = head
 		}
 	}
-	// Whether a sha names a commit: a yes stays true, a no may not (the
-	// object may be written next), so only a yes is remembered.
-	out, code, err := g.runCodeAnswer(isSHA(arg), []int{0}, "rev-parse", "--verify", "--quiet", arg+"^{commit}")
+	if isSHA(arg) {
+		obj, found, err := g.objects.read(g, arg+"^{commit}")
+		if err != nil || !found {
+			return ""
+		}
+		return obj.sha
+	}
+	out, code, err := g.runCode(nil, nil, "rev-parse", "--verify", "--quiet", arg+"^{commit}")
 	if err != nil || code != 0 {
 		return ""
 	}
@@ -170,11 +187,11 @@ func (g *gitRepo) branchHead(branch string) string {
 // setRef points refs/heads/branch at sha. Callers check the current value
 // first, under the server lock, which makes check and update atomic.
 func (g *gitRepo) setRef(branch, sha string) error {
-	return g.updateRef(branch, sha, "update-ref", "refs/heads/"+branch, sha)
+	return g.updateRef(branch, sha, "update refs/heads/"+branch+" "+sha)
 }
 
 func (g *gitRepo) deleteRef(branch string) error {
-	return g.updateRef(branch, "", "update-ref", "-d", "refs/heads/"+branch)
+	return g.updateRef(branch, "", "delete refs/heads/"+branch)
 }
 
 // branches lists the branch names, sorted as for-each-ref sorts them.
@@ -183,7 +200,14 @@ func (g *gitRepo) branches() ([]string, error) {
 }
 
 func (g *gitRepo) treeOf(commit string) (string, error) {
-	return g.runAnswer(allSHAs(commit), "rev-parse", commit+"^{tree}")
+	if !isSHA(commit) {
+		return g.run(nil, nil, "rev-parse", commit+"^{tree}")
+	}
+	obj, found, err := g.objects.read(g, commit+"^{tree}")
+	if err == nil && !found {
+		err = fmt.Errorf("git rev-parse %s^{tree}: no such tree", commit)
+	}
+	return obj.sha, err
 }
 
 // runAnswer is run for a question that depends on nothing but its
@@ -288,11 +312,14 @@ func (g *gitRepo) mergeBase(a, b string) (string, error) {
 // fileAt is the content of path in commit sha; ok is false when there is
 // no such file.
 func (g *gitRepo) fileAt(sha, path string) (content string, ok bool, err error) {
-	out, code, err := g.runCodeAnswer(allSHAs(sha), []int{0}, "cat-file", "blob", sha+":"+path)
-	if err != nil {
+	if !isSHA(sha) {
+		return "", false, nil // resolve found no commit
+	}
+	obj, found, err := g.objects.read(g, sha+":"+path)
+	if err != nil || !found || obj.typ != "blob" {
 		return "", false, err
 	}
-	return out, code == 0, nil
+	return string(obj.content), true, nil
 }
 
 // count is how many commits are reachable from head but not from base.
@@ -310,20 +337,19 @@ type commitInfo struct {
 	Parents                                              []string
 }
 
+// commit reads commit sha, a full sha (every caller has one from git).
 func (g *gitRepo) commit(sha string) (commitInfo, error) {
-	out, err := g.runAnswer(allSHAs(sha), "show", "-s", "--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%s%x00%B", sha)
-	if err != nil {
+	if !isSHA(sha) {
+		return commitInfo{}, fmt.Errorf("commit %q: not a full sha", sha)
+	}
+	obj, found, err := g.objects.read(g, sha)
+	switch {
+	case err != nil:
 		return commitInfo{}, err
+	case !found || obj.typ != "commit":
+		return commitInfo{}, fmt.Errorf("commit %s: no such commit", sha)
 	}
-	f := strings.SplitN(out, "\x00", 7)
-	if len(f) != 7 {
-		return commitInfo{}, fmt.Errorf("git show %s: unexpected output", sha)
-	}
-	c := commitInfo{SHA: f[0], Tree: f[1], AuthorName: f[3], AuthorEmail: f[4], Subject: f[5], Message: strings.TrimSpace(f[6])}
-	if f[2] != "" {
-		c.Parents = strings.Fields(f[2])
-	}
-	return c, nil
+	return parseCommit(sha, obj.content)
 }
 
 // log lists commits from head, newest first, following first parents only so

@@ -16,10 +16,11 @@ import (
 //     by the sim's own ref writes (setRef, deleteRef), the only writers of
 //     the repository's refs: the sim serves no push endpoint and runs no
 //     other update-ref.
-//   - Answers that depend only on object ids (a commit's tree or message,
-//     merge-tree, merge-base, rev-list between two shas, a file at a sha):
-//     objects never change, so git's output for the same arguments is the
-//     same for ever. Only full 40-hex shas qualify; a branch name can move.
+//   - Answers that depend only on object ids (merge-tree, merge-base,
+//     rev-list between two shas): objects never change, so git's output
+//     for the same arguments is the same for ever. Only full 40-hex shas
+//     qualify; a branch name can move. (A commit, its tree and a file at a
+//     sha are read from the repository's git cat-file, objects.go.)
 //
 // It has its own lock because some readers do not hold the server's.
 type gitCache struct {
@@ -148,15 +149,15 @@ func (g *gitRepo) tableBranches() ([]string, error) {
 	return names, nil
 }
 
-// updateRef runs git update-ref with args and records the result in the
+// updateRef has git update-ref run command (refwriter.go) and records the result in the
 // table: branch at sha, or absent when sha is "". The table's lock is held
 // across git's write so that no reader sees the table and the repository
 // disagree.
-func (g *gitRepo) updateRef(branch, sha string, args ...string) error {
+func (g *gitRepo) updateRef(branch, sha string, command string) error {
 	c := &g.cache
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	_, err := g.run(nil, nil, args...)
+	err := g.refw.write(g, command)
 	switch {
 	case c.refs == nil:
 		// Not loaded yet: the load will read git's result.

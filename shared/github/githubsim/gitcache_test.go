@@ -68,6 +68,23 @@ func oracleResolve(g *gitRepo, rev string) string {
 	return strings.TrimSpace(out)
 }
 
+// oracleCommit is commit as it was before the object reader: git show.
+func oracleCommit(g *gitRepo, sha string) (commitInfo, error) {
+	out, err := g.run(nil, nil, "show", "-s", "--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%s%x00%B", sha)
+	if err != nil {
+		return commitInfo{}, err
+	}
+	f := strings.SplitN(out, "\x00", 7)
+	if len(f) != 7 {
+		return commitInfo{}, fmt.Errorf("git show %s: unexpected output", sha)
+	}
+	c := commitInfo{SHA: f[0], Tree: f[1], AuthorName: f[3], AuthorEmail: f[4], Subject: f[5], Message: strings.TrimSpace(f[6])}
+	if f[2] != "" {
+		c.Parents = strings.Fields(f[2])
+	}
+	return c, nil
+}
+
 func oracleBranches(g *gitRepo) []string {
 	out, err := g.run(nil, nil, "for-each-ref", "--format=%(refname:strip=2)", "refs/heads/")
 	if err != nil || out == "" {
@@ -89,6 +106,7 @@ func answers(g *gitRepo, names, shas []string, oracle bool) map[string]string {
 	a := map[string]string{}
 	if oracle {
 		g = &gitRepo{dir: g.dir}
+		defer g.closeProcesses()
 		a["branches"] = fmt.Sprint(oracleBranches(g))
 		for _, n := range names {
 			a["head "+n] = oracleHead(g, n)
@@ -102,16 +120,32 @@ func answers(g *gitRepo, names, shas []string, oracle bool) map[string]string {
 			a["resolve "+n] = g.resolve(n)
 		}
 	}
+	// A sha's commit, tree and files come from the object reader; the
+	// oracle asks a git process of its own for each (log and between
+	// build on commit).
+	resolve, treeOf, commit, fileAt := g.resolve, g.treeOf, g.commit, g.fileAt
+	if oracle {
+		resolve = func(x string) string { return oracleResolve(g, x) }
+		treeOf = func(x string) (string, error) { return g.run(nil, nil, "rev-parse", x+"^{tree}") }
+		commit = func(x string) (commitInfo, error) { return oracleCommit(g, x) }
+		fileAt = func(x, path string) (string, bool, error) {
+			out, code, err := g.runCode(nil, nil, "cat-file", "blob", x+":"+path)
+			if code != 0 {
+				out = ""
+			}
+			return out, code == 0, err
+		}
+	}
 	for _, x := range shas {
-		a["resolve "+x] = g.resolve(x)
-		tree, err := g.treeOf(x)
+		a["resolve "+x] = resolve(x)
+		tree, err := treeOf(x)
 		a["tree "+x] = tree + errText(err)
-		c, err := g.commit(x)
+		c, err := commit(x)
 		a["commit "+x] = fmt.Sprintf("%+v %s", c, errText(err))
 		l, err := g.log(x)
 		a["log "+x] = fmt.Sprintf("%d %+v %s", len(l), l, errText(err))
 		for _, path := range []string{"README.md", "a.txt", "nope.txt"} {
-			content, ok, err := g.fileAt(x, path)
+			content, ok, err := fileAt(x, path)
 			a["file "+x+":"+path] = fmt.Sprint(content, ok, errText(err))
 		}
 		for _, y := range shas {
@@ -231,6 +265,7 @@ func TestCacheLoadsRefsFromDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := &gitRepo{dir: r.git.dir}
+	t.Cleanup(again.closeProcesses)
 	if got := again.branchHead("f1"); got != sha {
 		t.Fatalf("branchHead(f1) on a fresh gitRepo = %q, want %q", got, sha)
 	}

@@ -203,6 +203,17 @@ func (s *Server) Close() error {
 		s.srv.Close()
 	}
 	s.deliveries.close()
+	// The repositories' long-lived git processes (refwriter.go,
+	// objects.go) end with their stdin.
+	s.mu.Lock()
+	gits := make([]*gitRepo, 0, len(s.repos))
+	for _, rp := range s.repos {
+		gits = append(gits, rp.git)
+	}
+	s.mu.Unlock()
+	for _, g := range gits {
+		g.closeProcesses()
+	}
 	return nil
 }
 
