@@ -46,6 +46,21 @@ func rest(t *testing.T, s *Server, method, path, body string) int {
 	return resp.StatusCode
 }
 
+// mergeIntoMain opens a pull request of branch into main and merges it
+// with a merge commit, whose sha it returns.
+func mergeIntoMain(t *testing.T, s *Server, branch string) string {
+	t.Helper()
+	n, err := s.OpenPR("acme/app", branch, "main", branch, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	merged, err := s.MergePR("acme/app", n, MethodMerge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return merged
+}
+
 // oracleHead and oracleResolve are branchHead and resolve as they were
 // before the cache: one git process per question.
 func oracleHead(g *gitRepo, branch string) string {
@@ -198,14 +213,7 @@ func TestCacheAnswersAsGitAfterEveryRefChange(t *testing.T) {
 	shas := []string{c0, c1, c2, c3}
 	sameAsGit(t, "after commits", g, shas)
 
-	n, err := s.OpenPR("acme/app", "f1", "main", "f1", "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	merged, err := s.MergePR("acme/app", n, MethodMerge)
-	if err != nil {
-		t.Fatal(err)
-	}
+	merged := mergeIntoMain(t, s, "f1")
 	shas = append(shas, merged)
 	sameAsGit(t, "after a merge moved main", g, shas)
 

@@ -2,16 +2,11 @@ package githubsim
 
 import (
 	"bufio"
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 )
 
 // objectReader is one `git cat-file --batch` kept running per repository.
@@ -22,11 +17,8 @@ import (
 // seen again on every request, so the long-lived process answers as a
 // fresh one would. Branch names never go to it: only full shas do.
 type objectReader struct {
-	mu     sync.Mutex // one request and its answer at a time
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout *bufio.Reader
-	stderr bytes.Buffer // read once the process has ended
+	mu  sync.Mutex // one request and its answer at a time
+	git gitProcess
 }
 
 // object is what git has under name (a sha, sha^{tree}, sha:path): the
@@ -45,27 +37,18 @@ func (o *objectReader) read(g *gitRepo, name string) (obj object, found bool, er
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.cmd == nil {
-		if err := o.start(g); err != nil {
-			return obj, false, err
-		}
-	}
-	hung := time.AfterFunc(gitTimeout, func() { _ = o.cmd.Process.Kill() })
-	defer hung.Stop()
-	obj, found, err = o.answer(name)
-	if err != nil {
-		return obj, false, o.stop(name, err)
-	}
-	return obj, found, nil
+	err = o.git.do(g, []string{"cat-file", "--batch"}, name+"\n", func(r *bufio.Reader) (err error) {
+		obj, found, err = readObject(r, name)
+		return err
+	})
+	return obj, found, err
 }
 
-// answer writes one request and reads its answer: "<sha> <type> <size>",
-// the content and a newline; or "<name> missing" (or "ambiguous").
-func (o *objectReader) answer(name string) (obj object, found bool, err error) {
-	if _, err := io.WriteString(o.stdin, name+"\n"); err != nil {
-		return obj, false, err
-	}
-	header, err := o.stdout.ReadString('\n')
+// readObject reads one answer of git cat-file --batch: "<sha> <type>
+// <size>", the content and a newline; or "<name> missing" (or
+// "ambiguous").
+func readObject(r *bufio.Reader, name string) (obj object, found bool, err error) {
+	header, err := r.ReadString('\n')
 	if err != nil {
 		return obj, false, err
 	}
@@ -82,53 +65,16 @@ func (o *objectReader) answer(name string) (obj object, found bool, err error) {
 		return obj, false, fmt.Errorf("answered %q", header)
 	}
 	content := make([]byte, size+1) // and the newline after it
-	if _, err := io.ReadFull(o.stdout, content); err != nil {
+	if _, err := io.ReadFull(r, content); err != nil {
 		return obj, false, err
 	}
 	return object{sha: f[0], typ: f[1], content: content[:size]}, true, nil
 }
 
-func (o *objectReader) start(g *gitRepo) error {
-	o.stderr.Reset()
-	cmd := g.command(context.Background(), nil, "cat-file", "--batch")
-	cmd.Stderr = &o.stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("git cat-file --batch: %w", err)
-	}
-	o.cmd, o.stdin, o.stdout = cmd, stdin, bufio.NewReader(stdout)
-	return nil
-}
-
-// stop ends the process after a failed request and returns what git said;
-// the next request starts it again.
-func (o *objectReader) stop(name string, err error) error {
-	o.stdin.Close()
-	waitErr := o.cmd.Wait()
-	o.cmd = nil
-	if msg := strings.TrimSpace(o.stderr.String()); msg != "" {
-		return fmt.Errorf("git cat-file --batch (%s): %s", name, msg)
-	}
-	return fmt.Errorf("git cat-file --batch (%s): %w", name, errors.Join(err, waitErr))
-}
-
-// close ends the process, if any: its stdin closed, git exits.
 func (o *objectReader) close() {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if o.cmd == nil {
-		return
-	}
-	o.stdin.Close()
-	_ = o.cmd.Wait()
-	o.cmd = nil
+	o.git.close()
 }
 
 // parseCommit reads a raw commit object into the fields `git show -s`

@@ -34,14 +34,7 @@ func TestObjectReaderAnswersAsGit(t *testing.T) {
 	if _, err := s.CommitFile("acme/app", "f1", "b.txt", "b\n", "f1: b"); err != nil {
 		t.Fatal(err)
 	}
-	n, err := s.OpenPR("acme/app", "f1", "main", "f1", "alice")
-	if err != nil {
-		t.Fatal(err)
-	}
-	merged, err := s.MergePR("acme/app", n, MethodMerge)
-	if err != nil {
-		t.Fatal(err)
-	}
+	merged := mergeIntoMain(t, s, "f1")
 	shas = append(shas, merged)
 	tree, err := g.treeOf(merged)
 	if err != nil {
@@ -75,10 +68,10 @@ func TestObjectReaderAnswersAsGit(t *testing.T) {
 	}
 
 	// Closing the server ends both long-lived processes.
-	if g.objects.cmd == nil || g.refw.cmd == nil {
+	if g.objects.git.cmd == nil || g.refw.git.cmd == nil {
 		t.Fatal("the object reader or the ref writer is not running")
 	}
-	objects, refs := g.objects.cmd.Process, g.refw.cmd.Process
+	objects, refs := g.objects.git.cmd.Process, g.refw.git.cmd.Process
 	s.Close()
 	for _, p := range []interface{ Signal(os.Signal) error }{objects, refs} {
 		if err := p.Signal(syscall.Signal(0)); err == nil {

@@ -2,14 +2,8 @@ package githubsim
 
 import (
 	"bufio"
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os/exec"
 	"strings"
-	"time"
 )
 
 // refWriter is one `git update-ref --stdin` kept running per repository.
@@ -18,74 +12,28 @@ import (
 // process makes; a queue test moves branches a thousand times, and a
 // process per move was a quarter of the sim's git processes. The caller
 // holds the gitCache lock, which orders the writes.
-type refWriter struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	stdout *bufio.Reader
-	stderr bytes.Buffer // read once the process has ended
-}
+type refWriter struct{ git gitProcess }
 
 // write applies command ("update <ref> <sha>" or "delete <ref>") in a
 // transaction of its own. When git refuses it, git ends (update-ref
-// --stdin stops at its first error) and its message is the error; the next
-// write starts it again.
+// --stdin stops at its first error) and its message is the error.
 func (w *refWriter) write(g *gitRepo, command string) error {
 	if strings.ContainsAny(command, "\n\x00") {
 		// One line is one command: a name with a newline would be more.
 		return fmt.Errorf("git update-ref: %q is not a ref name", command)
 	}
-	if w.cmd == nil {
-		if err := w.start(g); err != nil {
-			return err
+	return w.git.do(g, []string{"update-ref", "--stdin"}, "start\n"+command+"\ncommit\n", func(r *bufio.Reader) error {
+		for _, want := range []string{"start: ok\n", "commit: ok\n"} {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				return err
+			}
+			if line != want {
+				return fmt.Errorf("answered %q", line)
+			}
 		}
-	}
-	// A guard against a hang, as for every git command.
-	hung := time.AfterFunc(gitTimeout, func() { _ = w.cmd.Process.Kill() })
-	defer hung.Stop()
-	_, err := io.WriteString(w.stdin, "start\n"+command+"\ncommit\n")
-	for _, want := range []string{"start: ok\n", "commit: ok\n"} {
-		if err != nil {
-			break
-		}
-		var line string
-		if line, err = w.stdout.ReadString('\n'); err == nil && line != want {
-			err = fmt.Errorf("answered %q", line)
-		}
-	}
-	if err != nil {
-		return w.stop(command, err)
-	}
-	return nil
-}
-
-func (w *refWriter) start(g *gitRepo) error {
-	w.stderr.Reset()
-	cmd := g.command(context.Background(), nil, "update-ref", "--stdin")
-	cmd.Stderr = &w.stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("git update-ref --stdin: %w", err)
-	}
-	w.cmd, w.stdin, w.stdout = cmd, stdin, bufio.NewReader(stdout)
-	return nil
-}
-
-// stop ends the process after a failed write and returns what git said.
-func (w *refWriter) stop(command string, err error) error {
-	w.stdin.Close()
-	waitErr := w.cmd.Wait()
-	w.cmd = nil
-	if msg := strings.TrimSpace(w.stderr.String()); msg != "" {
-		return fmt.Errorf("git update-ref (%s): %s", command, msg)
-	}
-	return fmt.Errorf("git update-ref (%s): %w", command, errors.Join(err, waitErr))
+		return nil
+	})
 }
 
 // closeProcesses ends the repository's ref writer and object reader, if
@@ -93,17 +41,7 @@ func (w *refWriter) stop(command string, err error) error {
 // process does (its stdin closes with it).
 func (g *gitRepo) closeProcesses() {
 	g.cache.mu.Lock()
-	g.refw.close()
+	g.refw.git.close()
 	g.cache.mu.Unlock()
 	g.objects.close()
-}
-
-// close ends the process, if any: its stdin closed, git exits.
-func (w *refWriter) close() {
-	if w.cmd == nil {
-		return
-	}
-	w.stdin.Close()
-	_ = w.cmd.Wait()
-	w.cmd = nil
 }
