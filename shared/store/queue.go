@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -164,6 +165,10 @@ func gunzipJSON(b []byte, v any) error {
 		return err
 	}
 	if err := json.NewDecoder(zr).Decode(v); err != nil {
+		return err
+	}
+	// On to the end of the stream, where gzip checks its checksum.
+	if _, err := io.Copy(io.Discard, zr); err != nil {
 		return err
 	}
 	gzipReaders.Put(zr)
