@@ -149,10 +149,10 @@ func (g *gitRepo) tableBranches() ([]string, error) {
 	return names, nil
 }
 
-// updateRef has git update-ref run command (refwriter.go) and records the result in the
-// table: branch at sha, or absent when sha is "". The table's lock is held
-// across git's write so that no reader sees the table and the repository
-// disagree.
+// updateRef has git update-ref run command (refwriter.go) and records the
+// result in the table: branch at sha, or absent when sha is "". The
+// table's lock is held across git's write so that no reader sees the
+// table and the repository disagree.
 func (g *gitRepo) updateRef(branch, sha string, command string) error {
 	c := &g.cache
 	c.mu.Lock()

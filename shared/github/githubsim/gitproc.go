@@ -34,7 +34,8 @@ func (p *gitProcess) do(g *gitRepo, args []string, request string, read func(*bu
 		}
 	}
 	// A guard against a hang, as for every git command.
-	hung := time.AfterFunc(gitTimeout, func() { _ = p.cmd.Process.Kill() })
+	proc := p.cmd.Process // stop clears p.cmd before the timer is stopped
+	hung := time.AfterFunc(gitTimeout, func() { _ = proc.Kill() })
 	defer hung.Stop()
 	_, err := io.WriteString(p.stdin, request)
 	if err == nil {

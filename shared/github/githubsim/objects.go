@@ -29,7 +29,7 @@ type object struct {
 	content  []byte
 }
 
-// read asks git for the object name names. name must start with a full
+// read asks git for the object that name names. name must start with a full
 // sha; the caller checks.
 func (o *objectReader) read(g *gitRepo, name string) (obj object, found bool, err error) {
 	if strings.ContainsAny(name, "\n\x00") {
