@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/internal/testkit"
-	"github.com/mainguard/mainguard/shared/localport"
 )
 
 // function is one function running under the emulator.
@@ -24,18 +23,6 @@ type function struct {
 	name string
 	url  string // the emulator's invocation endpoint
 	out  *testkit.SyncBuffer
-}
-
-// freePort is a loopback address nothing listened on a moment ago, below
-// the ports outgoing connections take (localport): the emulator binds its
-// runtime API's only when the function first starts.
-func freePort(tb testing.TB) string {
-	tb.Helper()
-	addr, err := localport.Addr()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return addr
 }
 
 // start runs the function's bootstrap under the emulator with exactly env
@@ -50,7 +37,9 @@ func start(tb testing.TB, bins binaries, name string, env map[string]string) *fu
 	}
 	sort.Strings(list)
 	for attempt := 0; ; attempt++ {
-		api, rie := freePort(tb), freePort(tb)
+		// Reserved addresses (testkit.FreeAddr): the emulator binds its
+		// runtime API's only when the function first starts.
+		api, rie := testkit.FreeAddr(tb), testkit.FreeAddr(tb)
 		out := &testkit.SyncBuffer{}
 		cmd := exec.Command(filepath.Join(bins.rie, "aws-lambda-rie"),
 			"--runtime-interface-emulator-address", rie, "--runtime-api-address", api,

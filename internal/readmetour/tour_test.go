@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mainguard/mainguard/internal/testkit"
-	"github.com/mainguard/mainguard/shared/localport"
 )
 
 // The README marks the tour's blocks by their info string: "sh tour-server"
@@ -49,17 +48,6 @@ func blocks(markdown, info string) []string {
 	return out
 }
 
-// freeAddr is a free loopback address for one of the tour's servers,
-// which binds it seconds later (localport).
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	addr, err := localport.Addr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
-}
-
 // TestREADMETour follows the README's tour literally on a fresh working
 // directory: the first terminal's `make run` (as the program it builds),
 // then every command of the second terminal in one shell that stops at the
@@ -89,7 +77,7 @@ func TestREADMETour(t *testing.T) {
 	// The addresses of this run, and the README's text with them in place.
 	addrs := map[string]string{}
 	for _, a := range fixedAddrs {
-		addrs[a] = freeAddr(t)
+		addrs[a] = testkit.FreeAddr(t) // the servers bind them seconds later
 	}
 	localize := func(s string) string {
 		for from, to := range addrs {
